@@ -1,0 +1,46 @@
+"""Test flarekit code, and your own, without a Kubernetes cluster.
+
+`FakeCluster` is an in-process Kubernetes API server for custom resources. It listens on
+HTTPS at 127.0.0.1 (random port), writes a kubeconfig, and answers the official `kubernetes`
+client as kube-apiserver would: discovery, CRUD on every served version, status and scale
+subresources, merge/JSON/apply patches, optimistic concurrency, label and field selectors,
+pagination, watches with bookmarks and 410 Expired, schema defaulting/pruning/validation,
+field validation modes, dryRun, finalizers, namespaces, bearer tokens with an RBAC-like
+policy, and real `Status` error bodies. Tests can inject faults and delays, drop watches,
+read the request log, and seed or drive objects directly::
+
+    from flarekit.testing import FakeCluster
+
+    with FakeCluster(crds=[my_crd]) as fc:
+        api = kubernetes.client.CustomObjectsApi(fc.api_client())
+        api.create_namespaced_custom_object("example.com", "v1", "default", "widgets", body)
+        fc.set_status("widgets", "w1", {"phase": "Ready"})
+
+Not modelled (see docs/fakecluster.md): CEL validation rules (`x-kubernetes-validations`),
+conversion webhooks (objects are stored in the storage version and converted between served
+versions by rewriting `apiVersion` only), admission webhooks, real controllers/operators
+(there is a `Controller` seam to simulate them), garbage collection of dependents (a
+`propagationPolicy` is accepted and ignored), full-fidelity server-side apply (ownership is
+per map leaf, lists are atomic), built-in resources other than namespaces, protobuf and table
+output, and authentication other than bearer tokens.
+"""
+
+from flarekit.testing._auth import Rule, rule
+from flarekit.testing._controllers import Controller
+from flarekit.testing._errors import ApiError
+from flarekit.testing._faults import FaultRule, RecordedRequest
+from flarekit.testing._resources import CRDError
+from flarekit.testing._server import FakeCluster
+from flarekit.testing._store import Event
+
+__all__ = [
+    "ApiError",
+    "CRDError",
+    "Controller",
+    "Event",
+    "FakeCluster",
+    "FaultRule",
+    "RecordedRequest",
+    "Rule",
+    "rule",
+]

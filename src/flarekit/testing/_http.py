@@ -1,0 +1,363 @@
+"""The HTTPS front end: parse, authenticate, inject faults, route, authorize, answer, log.
+
+Built on the standard library's ThreadingHTTPServer (one thread per connection, HTTP/1.1
+keep-alive). Watches stream newline-delimited JSON events in chunked transfer encoding, as
+kube-apiserver does, until `timeoutSeconds`, the client leaving, or `drop_watches()`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import socket
+import ssl
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from flarekit.testing import _deletes, _discovery, _errors, _reads, _writes
+from flarekit.testing._auth import Attributes, Policy
+from flarekit.testing._faults import Faults, RecordedRequest, RequestLog
+from flarekit.testing._request import Request, Response, present
+from flarekit.testing._resources import NAMESPACES, Registry
+from flarekit.testing._store import BOOKMARK, CLOSED, Store
+
+JSON = dict[str, Any]
+
+DEFAULT_WATCH_TIMEOUT = 1800.0
+
+
+@dataclass
+class Backend:
+    """Everything a request handler needs, shared by all connections."""
+
+    registry: Registry
+    store: Store
+    policy: Policy
+    faults: Faults
+    log: RequestLog
+    bookmark_interval: float
+    address: str = ""
+    after_write: Callable[[], None] | None = None
+
+
+@dataclass
+class Route:
+    """A resolved resource URL."""
+
+    request: Request
+    verb: str
+
+
+def _escape_warning(text: str) -> str:
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, backend: Backend, context: ssl.SSLContext) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.backend = backend
+        self.context = context
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, addr = super().get_request()
+        # The TLS handshake runs on first read, in the connection's own thread.
+        return self.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that drop connections (or fail TLS) are expected in tests
+
+
+def make_server(backend: Backend, context: ssl.SSLContext) -> ThreadingHTTPServer:
+    return _Server(backend, context)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_PUT(self) -> None:
+        self._serve()
+
+    def do_PATCH(self) -> None:
+        self._serve()
+
+    def do_DELETE(self) -> None:
+        self._serve()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        backend = self.server.backend
+        url = urllib.parse.urlsplit(self.path)
+        path = url.path.rstrip("/") or "/"
+        query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        content_type = self.headers.get("Content-Type") or ""
+        incoming = RecordedRequest(self.command, path, query, 0, None, content_type or None)
+        user: str | None = None
+        try:
+            delay, fault = backend.faults.take(incoming)
+            if delay:
+                time.sleep(delay)
+            if fault is not None:
+                raise _errors.injected(fault.status, fault.retry_after)
+            user = backend.policy.authenticate(self.headers.get("Authorization"))
+            route = self._route(path, query, body, content_type)
+            if route is None:
+                response = self._discovery(path)
+            else:
+                req = route.request
+                backend.policy.authorize(
+                    Attributes(
+                        user,
+                        route.verb,
+                        req.rt.group,
+                        req.rt.plural,
+                        req.subresource,
+                        req.namespace if req.rt.namespaced else "",
+                        req.name,
+                    )
+                )
+                if route.verb == "watch":
+                    self._record(incoming, 200, user)
+                    self._watch(req)
+                    return
+                response = self._dispatch(route)
+                if route.verb not in ("get", "list") and backend.after_write is not None:
+                    backend.after_write()
+        except _errors.ApiError as exc:
+            self._record(incoming, exc.code, user)
+            self._send(exc.code, exc.status(), [], exc.headers)
+            return
+        self._record(incoming, response.code, user)
+        self._send(response.code, response.body, response.warnings)
+
+    def _record(self, incoming: RecordedRequest, status: int, user: str | None) -> None:
+        self.server.backend.log.add(
+            RecordedRequest(
+                incoming.method,
+                incoming.path,
+                incoming.query,
+                status,
+                user,
+                incoming.content_type,
+            )
+        )
+
+    def _send(
+        self, code: int, body: JSON, warnings: list[str], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for warning in warnings:
+            self.send_header("Warning", _escape_warning(warning))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    # -- routing ------------------------------------------------------------------------------
+
+    def _discovery(self, path: str) -> Response:
+        backend = self.server.backend
+        if self.command != "GET":
+            raise _errors.method_not_allowed()
+        parts = path.strip("/").split("/")
+        doc: JSON | None = None
+        if path == "/version":
+            doc = _discovery.version()
+        elif path == "/api":
+            doc = _discovery.core_versions(backend.address)
+        elif path == "/api/v1":
+            doc = _discovery.core_resources()
+        elif path == "/apis":
+            doc = _discovery.group_list(backend.registry)
+        elif parts[0] == "apis" and len(parts) == 2:
+            doc = _discovery.group(backend.registry, parts[1])
+        elif parts[0] == "apis" and len(parts) == 3:
+            doc = _discovery.resource_list(backend.registry, parts[1], parts[2])
+        if doc is None:
+            raise _errors.generic_not_found()
+        return Response(200, doc)
+
+    def _route(
+        self, path: str, query: dict[str, list[str]], body: bytes, content_type: str
+    ) -> Route | None:
+        """Resolve a resource URL; None for non-resource (discovery) paths."""
+        registry = self.server.backend.registry
+        parts = path.strip("/").split("/")
+        if parts[:2] == ["api", "v1"] and len(parts) >= 3:
+            rt, version_name, rest = NAMESPACES, "v1", parts[2:]
+            if rest[0] != "namespaces" or len(rest) > 3:
+                raise _errors.generic_not_found()
+            namespace, name_parts = "", rest[1:]
+        elif parts[0] == "apis" and len(parts) >= 4:
+            group, version_name, rest = parts[1], parts[2], parts[3:]
+            namespace = ""
+            if rest[0] == "namespaces" and len(rest) >= 3:
+                namespace, rest = rest[1], rest[2:]
+            found = registry.lookup(group, rest[0])
+            if found is None or found.version(version_name) is None:
+                raise _errors.generic_not_found()
+            if namespace and not found.namespaced:
+                raise _errors.generic_not_found()
+            rt, name_parts = found, rest[1:]
+        else:
+            return None
+        version = rt.version(version_name)
+        assert version is not None
+        if len(name_parts) > 2:
+            raise _errors.generic_not_found()
+        name = name_parts[0] if name_parts else ""
+        subresource = name_parts[1] if len(name_parts) == 2 else ""
+        if subresource and not (
+            (subresource == "status" and version.status_subresource)
+            or (subresource == "scale" and version.scale is not None)
+        ):
+            raise _errors.generic_not_found()
+        if rt.namespaced and name and not namespace:
+            raise _errors.generic_not_found()
+        watching = (query.get("watch") or [""])[-1].lower() in ("1", "true")
+        verb = {
+            ("GET", True): "watch" if watching else "get",
+            ("GET", False): "watch" if watching else "list",
+            ("POST", False): "create",
+            ("PUT", True): "update",
+            ("PATCH", True): "patch",
+            ("DELETE", True): "delete",
+            ("DELETE", False): "deletecollection",
+        }.get((self.command, bool(name)))
+        if verb is None or (subresource and verb not in ("get", "update", "patch")):
+            raise _errors.method_not_allowed()
+        if rt.namespaced and not namespace and verb in ("create", "deletecollection"):
+            raise _errors.method_not_allowed()
+        if verb == "watch" and name:
+            query = dict(query)
+            query["fieldSelector"] = [f"metadata.name={name}"]
+            name = ""
+        req = Request(
+            method=self.command,
+            rt=rt,
+            version=version,
+            namespace=namespace,
+            name=name,
+            subresource=subresource,
+            query=query,
+            body=body,
+            content_type=content_type,
+            user_agent=self.headers.get("User-Agent") or "",
+        )
+        return Route(req, verb)
+
+    def _dispatch(self, route: Route) -> Response:
+        store = self.server.backend.store
+        req = route.request
+        if route.verb == "get":
+            return _reads.get(store, req)
+        if route.verb == "list":
+            return _reads.list_objects(store, req)
+        if route.verb == "create":
+            return _writes.create(store, req)
+        if route.verb == "update":
+            return _writes.update(store, req)
+        if route.verb == "patch":
+            return _writes.patch(store, req)
+        if route.verb == "delete":
+            return _deletes.delete(store, req)
+        return _deletes.delete_collection(store, req)
+
+    # -- watch --------------------------------------------------------------------------------
+
+    def _chunk(self, event: JSON) -> None:
+        data = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _watch(self, req: Request) -> None:
+        backend = self.server.backend
+        plan = _reads.open_watch(backend.store, req)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        for warning in plan.warnings:
+            self.send_header("Warning", _escape_warning(warning))
+        self.end_headers()
+        self.wfile.flush()
+        if plan.watcher is None:
+            assert plan.error is not None
+            self._chunk({"type": "ERROR", "object": plan.error.status()})
+            self._end_chunks()
+            return
+        watcher = plan.watcher
+        timeout = DEFAULT_WATCH_TIMEOUT if plan.timeout is None else float(plan.timeout)
+        deadline = time.monotonic() + timeout
+        interval = backend.bookmark_interval
+        next_bookmark = time.monotonic() + interval
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    self._end_chunks()
+                    return
+                wait = deadline - now
+                if plan.bookmarks:
+                    wait = min(wait, max(0.0, next_bookmark - now))
+                try:
+                    kind, payload = watcher.queue.get(timeout=wait)
+                except queue.Empty:
+                    if plan.bookmarks and time.monotonic() >= next_bookmark:
+                        backend.store.bookmark(watcher)
+                        next_bookmark = time.monotonic() + interval
+                    continue
+                if kind == CLOSED:
+                    self._drop()
+                    return
+                if kind == BOOKMARK:
+                    obj: JSON = {
+                        "kind": req.rt.kind,
+                        "apiVersion": req.api_version,
+                        "metadata": {"resourceVersion": str(payload)},
+                    }
+                else:
+                    assert isinstance(payload, dict)
+                    obj = present(payload, req.rt, req.version.name)
+                self._chunk({"type": kind, "object": obj})
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True
+        finally:
+            backend.store.unwatch(watcher)
+
+    def _end_chunks(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        """Close the connection without ending the chunked stream, like a dying server."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)

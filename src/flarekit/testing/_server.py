@@ -1,0 +1,387 @@
+"""FakeCluster: start the emulated apiserver, and reach into it from tests.
+
+This is the object tests hold. It owns the store, the HTTPS server thread, the certificates
+and kubeconfig, the auth policy, fault rules, the request log and the controller loop, and it
+offers direct access (`objects`, `get`, `create`, `patch`, `set_status`, `delete`) that runs
+the same handlers as HTTP requests, minus authentication, so seeded objects look exactly like
+objects created through the API.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from flarekit.testing import _deletes, _reads, _writes
+from flarekit.testing._auth import Policy, Rule, rule
+from flarekit.testing._controllers import Controller, ControllerLoop
+from flarekit.testing._errors import ApiError
+from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedRequest, RequestLog
+from flarekit.testing._http import Backend, make_server
+from flarekit.testing._request import Request, present
+from flarekit.testing._resources import Registry, ResourceType
+from flarekit.testing._store import Store
+from flarekit.testing._tls import make_certificates, write_kubeconfig
+
+JSON = dict[str, Any]
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+DIRECT_AGENT = "flarekit-fakecluster/direct"
+
+
+def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
+    """CRDs of the given upstream releases (all default releases when None)."""
+    try:
+        from flarekit_models._crds import crds_for, default_releases
+    except ImportError as exc:
+        raise RuntimeError(
+            "FakeCluster needs the generated models package (flarekit_models._crds) to serve "
+            "upstream releases; build it with `make generate`, or pass crds=[...] explicitly"
+        ) from exc
+    chosen = dict(default_releases() if releases is None else releases)
+    return [dict(c) for c in crds_for(chosen)]
+
+
+class FakeCluster:
+    """An in-process Kubernetes API server for custom resources, reachable over HTTPS.
+
+    `FakeCluster(crds=[...])` serves exactly those CRDs; `FakeCluster(releases={"kueue":
+    "v0.10.6"})` the CRDs of those upstream releases; `FakeCluster()` the default releases.
+    Use it as a context manager, or call `start()` / `stop()`.
+    """
+
+    def __init__(
+        self,
+        crds: Iterable[Mapping[str, Any]] | None = None,
+        releases: Mapping[str, str] | None = None,
+        *,
+        history: int = 1000,
+        bookmark_interval: float = 60.0,
+        tick_interval: float = 1.0,
+        namespaces: Iterable[str] = INITIAL_NAMESPACES,
+    ) -> None:
+        if crds is not None and releases is not None:
+            raise ValueError("pass either crds=[...] or releases={...}, not both")
+        if bookmark_interval <= 0:
+            raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
+        self.registry = Registry(list(crds) if crds is not None else release_crds(releases))
+        self.store = Store(history)
+        self.policy = Policy()
+        self.faults = Faults()
+        self._log = RequestLog()
+        self._backend = Backend(
+            self.registry, self.store, self.policy, self.faults, self._log, bookmark_interval
+        )
+        self._controllers = ControllerLoop(self, tick_interval)
+        self.store.on_commit.append(self._controllers.offer)
+        self._dir: Path | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        for name in namespaces:
+            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> FakeCluster:
+        if self._server is not None:
+            return self
+        self._dir = Path(tempfile.mkdtemp(prefix="flarekit-fakecluster-"))
+        tls = make_certificates(self._dir)
+        self._server = make_server(self._backend, tls.server_context())
+        host, port = self._server.server_address[:2]
+        self._backend.address = f"{host}:{port}"
+        write_kubeconfig(self.kubeconfig_path, self.url, tls.ca_cert, self.policy.admin_token)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="flarekit-fakecluster",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._controllers.stop()
+        self.store.close_watches()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self) -> FakeCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- connection details -------------------------------------------------------------------
+
+    def _started(self) -> Path:
+        if self._dir is None or self._server is None:
+            raise RuntimeError("FakeCluster is not running: call start() or use `with`")
+        return self._dir
+
+    @property
+    def port(self) -> int:
+        self._started()
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        """The bearer token of the admin user written into the kubeconfig."""
+        return self.policy.admin_token
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self._started() / "kubeconfig"
+
+    @property
+    def ca_path(self) -> Path:
+        return self._started() / "ca.crt"
+
+    def api_client(self, token: str | None = None) -> Any:
+        """A `kubernetes.client.ApiClient` configured from the kubeconfig (or another token)."""
+        from kubernetes import client, config
+
+        configuration = client.Configuration()
+        config.load_kube_config(
+            config_file=str(self.kubeconfig_path), client_configuration=configuration
+        )
+        if token is not None:
+            configuration.api_key = {"authorization": f"Bearer {token}"}
+        return client.ApiClient(configuration)
+
+    # -- auth -----------------------------------------------------------------------------------
+
+    def add_user(self, name: str, allow: list[Rule] | None = None) -> str:
+        """Register a user and return its bearer token; `allow` limits what it may do."""
+        return self.policy.add_token(name, allow)
+
+    def deny(
+        self,
+        verb: str | list[str] | None = None,
+        resource: str | list[str] | None = None,
+        namespace: str | list[str] | None = None,
+        *,
+        group: str | list[str] | None = None,
+        name: str | list[str] | None = None,
+        user: str | list[str] | None = None,
+    ) -> Rule:
+        """Forbid matching requests (None matches anything) with 403 Forbidden."""
+        return self.policy.deny(rule(verb, resource, group, namespace, name, user))
+
+    def clear_denies(self) -> None:
+        self.policy.clear()
+
+    # -- faults ---------------------------------------------------------------------------------
+
+    def inject(
+        self,
+        match: str | Predicate,
+        status: int = 500,
+        times: int | None = 1,
+        retry_after: float | None = None,
+        method: str | None = None,
+    ) -> FaultRule:
+        """Fail matching requests with `status` (429/500/502/503/504), `times` times."""
+        return self.faults.add(FaultRule(match, status, times, retry_after, method))
+
+    def delay(
+        self,
+        match: str | Predicate,
+        seconds: float,
+        times: int | None = None,
+        method: str | None = None,
+    ) -> FaultRule:
+        """Hold matching requests for `seconds` before handling them."""
+        if seconds <= 0:
+            raise ValueError(f"seconds must be positive, got {seconds}")
+        return self.faults.add(FaultRule(match, 200, times, None, method, delay=seconds))
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def drop_watches(self) -> int:
+        """Abruptly close every open watch connection; returns how many there were."""
+        return self.store.close_watches()
+
+    @property
+    def open_watches(self) -> int:
+        return self.store.open_watches
+
+    # -- request log ----------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        return self._log.snapshot()
+
+    def request_count(
+        self,
+        method: str | None = None,
+        path: str | None = None,
+        status: int | None = None,
+        where: Callable[[RecordedRequest], bool] | None = None,
+    ) -> int:
+        """How many requests matched: method, path prefix, status and/or a predicate."""
+        return sum(
+            1
+            for r in self._log.snapshot()
+            if (method is None or r.method == method.upper())
+            and (path is None or r.path.startswith(path))
+            and (status is None or r.status == status)
+            and (where is None or where(r))
+        )
+
+    def clear_requests(self) -> None:
+        self._log.clear()
+
+    # -- direct access --------------------------------------------------------------------------
+
+    def resource(self, name: str) -> ResourceType:
+        """A served resource type by plural, `plural.group`, kind, singular or short name."""
+        found = self.registry.by_name(name)
+        if found is None:
+            served = ", ".join(sorted(f"{t.plural}.{t.group}".rstrip(".") for t in self.registry))
+            raise ValueError(f"unknown resource {name!r}: served resources are {served}")
+        return found
+
+    def _request(
+        self,
+        method: str,
+        rt: ResourceType,
+        namespace: str | None,
+        name: str = "",
+        subresource: str = "",
+        body: Any = None,
+        content_type: str = "",
+        version: str | None = None,
+        query: dict[str, list[str]] | None = None,
+    ) -> Request:
+        chosen = rt.version(version or rt.storage_version)
+        if chosen is None:
+            served = ", ".join(v.name for v in rt.served_versions)
+            raise ValueError(f"version {version!r} of {rt.plural} is not served: use {served}")
+        if rt.namespaced and namespace is None:
+            namespace = "default"
+        return Request(
+            method,
+            rt,
+            chosen,
+            (namespace or "") if rt.namespaced else "",
+            name,
+            subresource,
+            query or {},
+            b"" if body is None else json.dumps(body).encode(),
+            content_type,
+            DIRECT_AGENT,
+        )
+
+    def objects(
+        self, resource: str, namespace: str | None = None, version: str | None = None
+    ) -> list[JSON]:
+        """Current objects of a resource (one namespace, or all when None)."""
+        rt = self.resource(resource)
+        chosen = version or rt.storage_version
+        items = self.store.items(rt.group, rt.plural, namespace if rt.namespaced else None)
+        return [present(o, rt, chosen) for o in items]
+
+    def get(self, resource: str, name: str, namespace: str | None = None) -> JSON | None:
+        rt = self.resource(resource)
+        ns = (namespace or "default") if rt.namespaced else ""
+        obj = self.store.get((rt.group, rt.plural, ns, name))
+        return present(obj, rt, rt.storage_version) if obj is not None else None
+
+    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> JSON:
+        """Create an object as a POST would (validation, defaulting, events); no auth."""
+        api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        group, _, version = api_version.rpartition("/")
+        rt = self.registry.by_kind(group, kind)
+        if rt is None:
+            raise ValueError(
+                f"{kind or '<no kind>'} in {api_version or '<no apiVersion>'} is not served"
+            )
+        meta = obj.get("metadata") or {}
+        query = {"dryRun": ["All"]} if dry_run else {}
+        req = self._request(
+            "POST", rt, meta.get("namespace"), body=dict(obj), version=version, query=query
+        )
+        return _writes.create(self.store, req).body
+
+    def patch(
+        self,
+        resource: str,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        subresource: str = "",
+        content_type: str = _writes.MERGE_PATCH,
+    ) -> JSON:
+        """Patch an object (merge patch by default) as a PATCH request would; no auth."""
+        rt = self.resource(resource)
+        req = self._request("PATCH", rt, namespace, name, subresource, patch, content_type)
+        return _writes.patch(self.store, req).body
+
+    def set_status(
+        self, resource: str, name: str, status: Mapping[str, Any], namespace: str | None = None
+    ) -> JSON:
+        """Merge `status` into an object's status, through /status when the CRD has it."""
+        rt = self.resource(resource)
+        version = rt.version(rt.storage_version)
+        sub = "status" if version is not None and version.status_subresource else ""
+        return self.patch(resource, name, {"status": dict(status)}, namespace, subresource=sub)
+
+    def delete(self, resource: str, name: str, namespace: str | None = None) -> JSON:
+        """Delete an object as a DELETE would (finalizers respected); no auth."""
+        rt = self.resource(resource)
+        return _deletes.delete(self.store, self._request("DELETE", rt, namespace, name)).body
+
+    def list_response(self, resource: str, namespace: str | None = None, **query: str) -> JSON:
+        """A list response as GET on the collection would return it (query as keywords)."""
+        rt = self.resource(resource)
+        req = self._request("GET", rt, namespace, query={k: [v] for k, v in query.items()})
+        if namespace is None:
+            req.namespace = ""
+        return _reads.list_objects(self.store, req).body
+
+    @property
+    def resource_version(self) -> int:
+        return self.store.resource_version
+
+    def compact(self) -> None:
+        """Forget the event history: older resourceVersions then answer 410 Expired."""
+        self.store.compact()
+
+    # -- controllers ----------------------------------------------------------------------------
+
+    def add_controller(self, controller: Controller) -> None:
+        """Run a simulated controller on the controller thread (see `Controller`)."""
+        self._controllers.add(controller)
+
+    @property
+    def controller_errors(self) -> list[BaseException]:
+        return list(self._controllers.errors)
+
+
+__all__ = ["ApiError", "FakeCluster"]
