@@ -195,6 +195,12 @@ def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
             raise PatchError(
                 f"{kind} operation does not apply: doc is missing from path: {source}: {_MISSING}"
             )
+        container, key = found
+        if kind == "move" and isinstance(container, dict) and key not in container:
+            raise PatchError(
+                f"error in move for path: '{key}': Unable to remove nonexistent key: {key}: "
+                + _MISSING
+            )
         try:
             moved = _get(*found)
             if kind == "move":
