@@ -1,0 +1,48 @@
+# flarekit build entry points. Every target installs what it needs into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SCHEMA_MIRROR ?= ../shared/schemas
+export SCHEMA_MIRROR
+
+.PHONY: setup schemas generate test lint typecheck bench run clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+## schemas: fill schemas/cache from the mirror (or download), verifying every sha256
+schemas: setup
+	$(PY) -m flarekit_generator schemas
+
+## generate: rebuild generated/flarekit_models from the lock file
+generate: schemas
+	$(PY) -m flarekit_generator generate
+
+## test: the whole suite, as CI runs it
+test: generate
+	$(PY) -m ruff check src generator tests
+	$(PY) -m black --check --quiet src generator tests
+	$(PY) -m mypy src generated generator
+	$(PY) -m pytest -q
+
+lint: setup
+	$(PY) -m ruff check src generator tests
+	$(PY) -m black --check src generator tests
+
+typecheck: generate
+	$(PY) -m mypy src generated generator
+
+bench: generate
+	$(PY) -m benchmarks
+
+## run: the main job (see README)
+run: generate
+	$(PY) -m flarekit_generator generate
+
+clean:
+	rm -rf generated schemas/cache .mypy_cache .pytest_cache

@@ -1,0 +1,243 @@
+"""The whole generation: lock file -> CRDs -> intermediate model -> plan -> files.
+
+Stages: :mod:`source` (cached, verified files) -> :mod:`parse` (IR) ->
+:mod:`recognise` (embedded Kubernetes types) -> :mod:`plan` (named,
+de-duplicated classes) -> :mod:`emit` (Jinja templates, ruff format).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flarekit_generator import __version__, paths
+from flarekit_generator.catalog import Catalog, KindVersion, build_catalog, release_key
+from flarekit_generator.emit import Emitter
+from flarekit_generator.fetch import fill_cache
+from flarekit_generator.field_table import build_field_table
+from flarekit_generator.ir import CrdInfo, Node
+from flarekit_generator.k8s_types import KUBERNETES_VERSION, KubernetesDefinitions
+from flarekit_generator.lockfile import read_lock
+from flarekit_generator.parse import parse_schema
+from flarekit_generator.plan import HELPER_NAMES, FamilyPlanner, ModulePlan, plan_core
+from flarekit_generator.recognise import Recogniser
+from flarekit_generator.source import load_crds
+from flarekit_generator.stats import OutputStats, measure
+
+
+@dataclass
+class Result:
+    modules: int
+    classes: int
+    stats: OutputStats
+    seconds: float
+
+    def summary(self) -> str:
+        return (
+            f"generated {self.modules} modules, {self.classes} classes, "
+            f"{self.stats.code_lines} code lines ({self.stats.total_lines} with docs) "
+            f"in {self.seconds:.1f}s"
+        )
+
+
+def generate(
+    *,
+    lock: Path | None = None,
+    cache_dir: Path | None = None,
+    out_dir: Path | None = None,
+    defs: KubernetesDefinitions | None = None,
+) -> Result:
+    started = time.perf_counter()
+    lock = lock or paths.lock_file()
+    cache_dir = cache_dir or paths.cache_dir()
+    out_dir = out_dir or paths.output_dir()
+    entries = read_lock(lock)
+    fill_cache(entries, cache_dir, mirror=paths.mirror_dir(), allow_download=True)
+    crds = load_crds(entries, cache_dir)
+    catalog = build_catalog(crds)
+    defs = defs or KubernetesDefinitions.load()
+    emitter = Emitter(out_dir)
+    modules, core_paths = build_models(catalog, defs, lock_digest=_sha256(lock))
+    for module in modules:
+        emitter.add_module(module, _module_doc(module, catalog))
+    lock_source = [f"{lock.name} sha256:{_sha256(lock)}"]
+    for name in ("_base.py", "_types.py"):
+        emitter.add_static(name, [f"template {name}"])
+    emitter.add(
+        "__init__.py",
+        emitter.render(
+            "root_init.py.j2", header=emitter.header(lock_source), generator_version=__version__
+        ),
+    )
+    emitter.add(
+        "_registry.py",
+        emitter.render(
+            "registry.py.j2", header=emitter.header(lock_source), resources=registry_rows(catalog)
+        ),
+    )
+    _add_crd_data(emitter, catalog, lock_source)
+    emitter.add_data("_data/fields.json.gz", build_field_table(catalog, core_paths))
+    emitter.add("_fields.py", emitter.render("fields.py.j2", header=emitter.header(lock_source)))
+    emitter.write()
+    stats = measure(out_dir / "flarekit_models")
+    return Result(
+        modules=len(modules),
+        classes=sum(len(m.classes) for m in modules),
+        stats=stats,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def build_models(
+    catalog: Catalog, defs: KubernetesDefinitions, *, lock_digest: str
+) -> tuple[list[ModulePlan], dict[tuple[str, str, str], set[str]]]:
+    """Plan every module: Kubernetes types first, then each group-version.
+
+    Also returns, per (group, version, kind), the paths where the newest schema
+    embeds a Kubernetes type (where the per-release field table stops).
+    """
+    core_paths: dict[tuple[str, str, str], set[str]] = {}
+    recogniser = Recogniser(defs)
+    roots: dict[str, list[tuple[KindVersion, Node]]] = {}
+    used: set[str] = {"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
+    for module_name, kinds in catalog.modules().items():
+        for kv in kinds:
+            _crd, version = kv.newest
+            root = parse_schema(version.raw_schema)
+            recogniser.annotate(root)
+            used |= _core_types(root)
+            core_paths[(kv.group, kv.version, kv.kind)] = set(_core_paths(root))
+            roots.setdefault(module_name, []).append((kv, root))
+    core_modules = plan_core(defs, used, recogniser.extras, recogniser.required_seen)
+    core_source = (
+        f"Kubernetes {KUBERNETES_VERSION} OpenAPI definitions (kubernetes-validate), "
+        f"merged with their copies in the CRDs of crds.lock.tsv sha256:{lock_digest}"
+    )
+    for module in core_modules.values():
+        module.sources = [core_source]
+    core_names = {name for m in core_modules.values() for name in m.classes}
+
+    def core_ref(node: Node) -> tuple[str, str]:
+        assert node.core_type is not None
+        definition = defs.definitions[node.core_type]
+        return definition.module, definition.short_name
+
+    out = [core_modules[name] for name in sorted(core_modules)]
+    for module_name, entries in sorted(roots.items()):
+        group, api_version = entries[0][0].group, entries[0][0].version
+        sources = sorted(
+            {f"{kv.newest[0].source_path} sha256:{kv.newest[0].sha256}" for kv, _ in entries}
+        )
+        planner = FamilyPlanner(module_name, group, api_version, reserved=core_names | HELPER_NAMES)
+        out.append(planner.plan([(kv.kind, root) for kv, root in entries], core_ref, sources))
+    return out, core_paths
+
+
+def _core_types(node: Node) -> set[str]:
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.core_type is not None:
+            found.add(current.core_type)
+            continue
+        stack.extend(current.children())
+    return found
+
+
+def _core_paths(node: Node, path: str = "") -> list[str]:
+    if node.core_type is not None:
+        return [path]
+    out: list[str] = []
+    for name, child in node.properties.items():
+        out += _core_paths(child, f"{path}.{name}" if path else name)
+    if node.items is not None:
+        out += _core_paths(node.items, path + "[]")
+    if node.values is not None:
+        out += _core_paths(node.values, path + "{}")
+    return out
+
+
+def registry_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    rows = []
+    for (group, version, kind), kv in sorted(catalog.kinds.items()):
+        crd, _ = kv.newest
+        served = sorted(kv.releases, key=lambda r: (r[0].family, release_key(r[0].release)))
+        rows.append(
+            {
+                "group": group,
+                "version": version,
+                "kind": kind,
+                "plural": crd.plural,
+                "singular": crd.singular,
+                "list_kind": crd.list_kind,
+                "namespaced": crd.namespaced,
+                "subresources": list(kv.newest[1].subresources),
+                "short_names": list(crd.short_names),
+                "categories": list(crd.categories),
+                "family": crd.family,
+                "model_path": f"flarekit_models.{kv.module}.{kind}",
+                "served_by": [c.release_id for c, _ in served],
+                "storage_in": [c.release_id for c, v in served if v.storage],
+                "deprecated_in": [c.release_id for c, v in served if v.deprecated],
+            }
+        )
+    return rows
+
+
+def _add_crd_data(emitter: Emitter, catalog: Catalog, lock_source: list[str]) -> None:
+    by_release: dict[tuple[str, str], list[CrdInfo]] = {}
+    for crd in catalog.crds:
+        by_release.setdefault((crd.family, crd.release), []).append(crd)
+    for (family, tag), crds in sorted(by_release.items()):
+        docs = [_compact_crd(crd) for crd in sorted(crds, key=lambda c: c.plural)]
+        emitter.add_data(f"_data/crds/{family}@{tag}.json.gz", docs)
+    emitter.add(
+        "_crds.py",
+        emitter.render(
+            "crds.py.j2",
+            header=emitter.header(lock_source),
+            releases=sorted((f, tuple(t)) for f, t in catalog.releases.items()),
+            defaults=sorted(catalog.default_releases().items()),
+        ),
+    )
+
+
+def _compact_crd(crd: CrdInfo) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{crd.plural}.{crd.group}",
+            "annotations": {"flarekit.dev/source": f"{crd.source_path} sha256:{crd.sha256}"},
+        },
+        "spec": _strip_descriptions(crd.raw_spec),
+    }
+
+
+def _strip_descriptions(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _strip_descriptions(v)
+            for k, v in value.items()
+            if not (k == "description" and isinstance(v, str))
+        }
+    if isinstance(value, list):
+        return [_strip_descriptions(v) for v in value]
+    return value
+
+
+def _module_doc(module: ModulePlan, catalog: Catalog) -> str:
+    kinds = sorted(c.root.kind for c in module.classes.values() if c.root is not None)
+    if kinds:
+        group = next(c.root.group for c in module.classes.values() if c.root is not None)
+        version = module.name.split(".")[-1]
+        return f"Models of {group}/{version}: {', '.join(kinds)}."
+    return f"Kubernetes {module.name} types shared by every CRD that embeds them."
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
