@@ -233,7 +233,7 @@ def _commit_update(
         )
     if causes:
         raise _invalid(req, req.name, causes)
-    if req.rt.group != "":
+    if req.rt.group != "" and req.subresource != "status":
         _meta.bump_generation(new, old_view)
     if applied:
         new["metadata"]["managedFields"] = managed

@@ -184,3 +184,25 @@ def status_of(exc: kubernetes.client.ApiException) -> JSON:
     """The Status body of a failed call."""
     body: JSON = json.loads(exc.body)
     return body
+
+
+def call(
+    client: Any,
+    method: str,
+    path: str,
+    body: Any = None,
+    content_type: str = "application/json",
+    query: list[tuple[str, Any]] | None = None,
+) -> Any:
+    """A request through ApiClient.call_api with an explicit Content-Type (JSON patch, apply),
+    which CustomObjectsApi cannot send: it always patches with a merge patch."""
+    return client.call_api(
+        path,
+        method,
+        query_params=query or [],
+        header_params={"Content-Type": content_type, "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+        response_type="object",
+        _return_http_data_only=True,
+    )
