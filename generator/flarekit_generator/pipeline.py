@@ -50,6 +50,7 @@ def generate(
     out_dir: Path | None = None,
     defs: KubernetesDefinitions | None = None,
 ) -> Result:
+    """Regenerate ``flarekit_models`` from the lock file (filling the cache if needed)."""
     started = time.perf_counter()
     lock = lock or paths.lock_file()
     cache_dir = cache_dir or paths.cache_dir()
@@ -57,30 +58,39 @@ def generate(
     entries = read_lock(lock)
     fill_cache(entries, cache_dir, mirror=paths.mirror_dir(), allow_download=True)
     crds = load_crds(entries, cache_dir)
+    source = f"{lock.name} sha256:{_sha256(lock)}"
+    return render_package(crds, defs or KubernetesDefinitions.load(), out_dir, source, started)
+
+
+def render_package(
+    crds: list[CrdInfo],
+    defs: KubernetesDefinitions,
+    out_dir: Path,
+    source: str,
+    started: float | None = None,
+) -> Result:
+    """Generate the package for any set of parsed CRDs (the pinned ones, or a test's)."""
+    started = time.perf_counter() if started is None else started
     catalog = build_catalog(crds)
-    defs = defs or KubernetesDefinitions.load()
     emitter = Emitter(out_dir)
-    modules, core_paths = build_models(catalog, defs, lock_digest=_sha256(lock))
+    modules, core_paths = build_models(catalog, defs, source=source)
     for module in modules:
         emitter.add_module(module, _module_doc(module, catalog))
-    lock_source = [f"{lock.name} sha256:{_sha256(lock)}"]
+    sources = [source]
     for name in ("_base.py", "_types.py"):
         emitter.add_static(name, [f"template {name}"])
+    header = emitter.header(sources)
     emitter.add(
         "__init__.py",
-        emitter.render(
-            "root_init.py.j2", header=emitter.header(lock_source), generator_version=__version__
-        ),
+        emitter.render("root_init.py.j2", header=header, generator_version=__version__),
     )
     emitter.add(
         "_registry.py",
-        emitter.render(
-            "registry.py.j2", header=emitter.header(lock_source), resources=registry_rows(catalog)
-        ),
+        emitter.render("registry.py.j2", header=header, resources=registry_rows(catalog)),
     )
-    _add_crd_data(emitter, catalog, lock_source)
+    _add_crd_data(emitter, catalog, sources)
     emitter.add_data("_data/fields.json.gz", build_field_table(catalog, core_paths))
-    emitter.add("_fields.py", emitter.render("fields.py.j2", header=emitter.header(lock_source)))
+    emitter.add("_fields.py", emitter.render("fields.py.j2", header=header))
     emitter.write()
     stats = measure(out_dir / "flarekit_models")
     return Result(
@@ -92,7 +102,7 @@ def generate(
 
 
 def build_models(
-    catalog: Catalog, defs: KubernetesDefinitions, *, lock_digest: str
+    catalog: Catalog, defs: KubernetesDefinitions, *, source: str
 ) -> tuple[list[ModulePlan], dict[tuple[str, str, str], set[str]]]:
     """Plan every module: Kubernetes types first, then each group-version.
 
@@ -114,7 +124,7 @@ def build_models(
     core_modules = plan_core(defs, used, recogniser.extras, recogniser.required_seen)
     core_source = (
         f"Kubernetes {KUBERNETES_VERSION} OpenAPI definitions (kubernetes-validate), "
-        f"merged with their copies in the CRDs of crds.lock.tsv sha256:{lock_digest}"
+        f"merged with their copies in the CRDs of {source}"
     )
     for module in core_modules.values():
         module.sources = [core_source]

@@ -24,6 +24,7 @@ from typing import Any
 from flarekit_generator.ir import Node
 from flarekit_generator.k8s_types import QUANTITY_PATTERN, KubernetesDefinitions
 from flarekit_generator.naming import (
+    camel_words,
     common_suffix,
     no_trailing_digit,
     pascal_case,
@@ -80,6 +81,9 @@ _GENERIC_WORDS = frozenset(
         "Rule",
         "Resource",
         "Resources",
+        "Metadata",
+        "Data",
+        "Parameters",
     }
 )
 
@@ -443,16 +447,7 @@ class FamilyPlanner:
             if identity in self._names:
                 continue
             role = identity[1]
-            candidates = [no_trailing_digit(role)]
-            # Qualify by the parent's name, then by the grandparent's too, and so on.
-            prefix = ""
-            ancestor = parent_of[identity]
-            while ancestor is not None:
-                prefix = prefix or self._names[ancestor]
-                candidates.append(no_trailing_digit(prefix + role))
-                ancestor = parent_of[ancestor]
-                if ancestor is not None:
-                    prefix = self._names[ancestor] + prefix
+            candidates = _name_candidates(role, identity, parent_of, self._names)
             chosen = next((c for c in candidates if c not in taken and c not in self.reserved), "")
             if not chosen:
                 chosen = candidates[-1] + "Item"
@@ -469,6 +464,37 @@ class FamilyPlanner:
         if identity is None:
             return None
         return self.module, self._names[identity]
+
+
+def _stem(name: str) -> str:
+    """A parent's name as a qualifier: ``TrainingRuntimeSpec`` -> ``TrainingRuntime``."""
+    words = camel_words(name)
+    if len(words) > 1 and words[-1] in ("Spec", "Status"):
+        return "".join(words[:-1])
+    return name
+
+
+def _name_candidates(
+    role: str,
+    identity: tuple[str, str],
+    parent_of: dict[tuple[str, str], tuple[str, str] | None],
+    names: dict[tuple[str, str], str],
+) -> list[str]:
+    """Names to try in order: the role, then qualified by ever more ancestors.
+
+    A generic role (``Spec``, ``Template``) says nothing alone, so it is always
+    qualified by its parent: ``TrainingRuntimeSpec.template`` -> ``TrainingRuntimeTemplate``.
+    """
+    candidates = [] if role in _GENERIC_WORDS and parent_of[identity] else [role]
+    prefix = ""
+    ancestor = parent_of[identity]
+    while ancestor is not None:
+        prefix = prefix or _stem(names[ancestor])
+        candidates.append(prefix + role)
+        ancestor = parent_of[ancestor]
+        if ancestor is not None and not prefix.startswith(_stem(names[ancestor])):
+            prefix = _stem(names[ancestor]) + prefix
+    return [no_trailing_digit(c) for c in candidates] or [no_trailing_digit(role)]
 
 
 def _unwrap(node: Node) -> Node | None:
