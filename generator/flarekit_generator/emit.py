@@ -90,8 +90,10 @@ class Emitter:
     def add(self, relative: str, text: str) -> None:
         self.files[self.root / relative] = text.encode("utf-8")
 
-    def add_data(self, relative: str, payload: Any) -> None:
-        raw = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    def add_data(self, relative: str, payload: Any, sources: list[str]) -> None:
+        """A gzip'd JSON data file; its header is a ``generated`` key beside ``data``."""
+        wrapped = {"generated": self.header(sources).splitlines(), "data": payload}
+        raw = json.dumps(wrapped, sort_keys=True, separators=(",", ":")).encode("utf-8")
         self.files[self.root / relative] = gzip.compress(raw, compresslevel=9, mtime=0)
 
     def render(self, template: str, **context: Any) -> str:
@@ -126,7 +128,11 @@ class Emitter:
         )
         parent = package.split("/")[0] + "/__init__.py"
         if self.root / parent not in self.files:
-            self.add(parent, self.header([]) + f'\n"""{package.split("/")[0]} API groups."""\n')
+            self.add(
+                parent,
+                self.header(["template: the namespace package of an API group"])
+                + f'\n"""{package.split("/")[0]} API groups."""\n',
+            )
 
     def _render_file(
         self, module: ModulePlan, file: str, classes: list[ClassPlan], header: str

@@ -89,7 +89,7 @@ def render_package(
         emitter.render("registry.py.j2", header=header, resources=registry_rows(catalog)),
     )
     _add_crd_data(emitter, catalog, sources)
-    emitter.add_data("_data/fields.json.gz", build_field_table(catalog, core_paths))
+    emitter.add_data("_data/fields.json.gz", build_field_table(catalog, core_paths), sources)
     emitter.add("_fields.py", emitter.render("fields.py.j2", header=header))
     emitter.write()
     stats = measure(out_dir / "flarekit_models")
@@ -204,7 +204,8 @@ def _add_crd_data(emitter: Emitter, catalog: Catalog, lock_source: list[str]) ->
         by_release.setdefault((crd.family, crd.release), []).append(crd)
     for (family, tag), crds in sorted(by_release.items()):
         docs = [_compact_crd(crd) for crd in sorted(crds, key=lambda c: c.plural)]
-        emitter.add_data(f"_data/crds/{family}@{tag}.json.gz", docs)
+        source = sorted({f"{c.source_path} sha256:{c.sha256}" for c in crds})
+        emitter.add_data(f"_data/crds/{family}@{tag}.json.gz", docs, source)
     emitter.add(
         "_crds.py",
         emitter.render(
