@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 import pytest
+
 from flarekit_generator import paths
 from flarekit_generator.lockfile import LOCK_COLUMNS, LockEntry, LockFileError, read_lock
 
