@@ -170,6 +170,7 @@ class FakeCluster:
         )
         if token is not None:
             configuration.api_key = {"authorization": f"Bearer {token}"}
+            configuration.refresh_api_key_hook = None  # it would restore the kubeconfig token
         return client.ApiClient(configuration)
 
     # -- auth -----------------------------------------------------------------------------------

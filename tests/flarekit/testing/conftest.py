@@ -11,6 +11,11 @@ import pytest
 from fakecluster_support import Raw, gadget_crd, widget_crd
 
 from flarekit.testing import FakeCluster
+from flarekit.testing.pytest_plugin import fake_cluster, pytest_configure
+
+# The user-facing fixture, used here as a user's conftest would (pytest_plugins only works in
+# the root conftest, which this package does not own).
+__all__ = ["fake_cluster", "pytest_configure"]
 
 
 @pytest.fixture(scope="module")

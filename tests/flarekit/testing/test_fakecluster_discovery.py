@@ -141,7 +141,7 @@ def test_invalid_namespace_name(client: Any) -> None:
 def test_malformed_crd_names_the_field() -> None:
     crd = gadget_crd()
     crd["spec"]["scope"] = "Everywhere"
-    with pytest.raises(CRDError, match="spec.scope must be one of 'Namespaced', 'Cluster'"):
+    with pytest.raises(CRDError, match=r"spec\.scope must be one of 'Namespaced', 'Cluster'"):
         FakeCluster(crds=[crd])
     crd = gadget_crd()
     crd["spec"]["versions"][0]["storage"] = False
