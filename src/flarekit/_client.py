@@ -1,0 +1,499 @@
+"""`Client`: typed get/list/create/replace/patch/apply/delete/watch for every generated model.
+
+One generic client instead of one class per kind: the model class says where its objects
+live (`resource_info()`), and the TypeVar makes `client.get(RayCluster, "x")` a `RayCluster`
+to type checkers and at run time. Every answer is validated from bytes into the model, every
+failure is a `flarekit` exception, and server warnings become `ServerWarning`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from flarekit._codec import ResourceList, StatusBody, dump, object_or_status
+from flarekit._config import Credentials, default_credentials
+from flarekit._list import ListIterator
+from flarekit._resource import Target, selector
+from flarekit._retry import RetryPolicy
+from flarekit._transport import JSON_TYPE, Query, Response, Transport
+from flarekit._watch import READ_MARGIN, Watch
+from flarekit_models._base import KubeResource
+
+__all__ = ["Client", "FieldValidation", "PatchType", "PropagationPolicy"]
+
+R = TypeVar("R", bound=KubeResource)
+
+FieldValidation = Literal["Strict", "Warn", "Ignore"]
+PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
+PatchType = Literal["merge", "json", "apply"]
+Params = list[tuple[str, str]]  # module level: `Client.list` shadows `list` in the class
+PatchBody = KubeResource | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+_PATCH_CONTENT = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",  # JSON is YAML
+}
+_JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
+
+
+def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{what} must be one of {options}; got {value!r}")
+    return str(value)
+
+
+def _check_json_patch(patch: Any) -> None:
+    if not isinstance(patch, Sequence) or isinstance(patch, (str, bytes)):
+        raise TypeError("a JSON patch must be a list of operations like {'op': ..., 'path': ...}")
+    for index, op in enumerate(patch):
+        if not isinstance(op, Mapping) or "path" not in op:
+            raise ValueError(f"patch[{index}] must be a mapping with 'op' and 'path'")
+        _choice(op.get("op"), _JSON_PATCH_OPS, f"patch[{index}].op")
+
+
+class Client:
+    """A connection to one cluster, with typed methods for every resource model.
+
+    `Client()` uses the latest `login()`, else the kubeconfig from the usual places, else the
+    in-cluster service account; pass `Credentials` to choose. `namespace` overrides the
+    credentials' default namespace; `field_manager` names this client in managedFields (and is
+    required by server-side apply); `timeout` bounds each request in seconds; `retry` decides
+    how idempotent requests are retried on 429/503 and lost connections.
+    """
+
+    def __init__(
+        self,
+        credentials: Credentials | None = None,
+        *,
+        namespace: str | None = None,
+        field_manager: str = "flarekit",
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        creds = credentials if credentials is not None else default_credentials()
+        if timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
+        self._transport = Transport(creds, timeout, retry or RetryPolicy())
+        self.namespace = namespace or creds.namespace
+        self.field_manager = field_manager
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def server(self) -> str:
+        return self._transport.server
+
+    @property
+    def api_client(self) -> Any:
+        """The official `kubernetes.client.ApiClient` underneath, for APIs flarekit lacks."""
+        return self._transport.api_client
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client(server={self.server!r}, namespace={self.namespace!r})"
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _target(self, kind: type[KubeResource], namespace: str | None) -> Target:
+        return Target.resolve(kind, namespace, self.namespace)
+
+    def _object_target(self, obj: KubeResource, namespace: str | None) -> tuple[Target, str]:
+        if not isinstance(obj, KubeResource):
+            raise TypeError(f"expected a resource model instance, got {type(obj).__name__}")
+        meta: Any = getattr(obj, "metadata", None)
+        own = getattr(meta, "namespace", None) if meta is not None else None
+        if own and namespace and own != namespace:
+            raise ValueError(
+                f"metadata.namespace is {own!r} but namespace={namespace!r} was passed"
+            )
+        target = self._target(type(obj), namespace or own)
+        return target, str(getattr(meta, "name", None) or "") if meta is not None else ""
+
+    @staticmethod
+    def _write_query(
+        dry_run: bool,
+        field_validation: FieldValidation | None,
+        field_manager: str | None,
+    ) -> Params:
+        query: Params = []
+        if dry_run:
+            query.append(("dryRun", "All"))
+        if field_validation is not None:
+            query.append(
+                (
+                    "fieldValidation",
+                    _choice(field_validation, ("Strict", "Warn", "Ignore"), "field_validation"),
+                )
+            )
+        if field_manager:
+            query.append(("fieldManager", field_manager))
+        return query
+
+    def _send(
+        self,
+        kind: type[R],
+        target: Target,
+        verb: str,
+        method: str,
+        name: str = "",
+        subresource: str = "",
+        *,
+        query: Query = (),
+        body: bytes | None = None,
+        content_type: str | None = None,
+        idempotent: bool,
+    ) -> R:
+        """One request whose answer is the object; `create` posts to the collection."""
+        path = target.path("" if verb == "create" else name, subresource)
+        data = self._transport.send_json(
+            target.operation(verb, name),
+            method,
+            path,
+            query=query,
+            body=body,
+            content_type=content_type,
+            idempotent=idempotent,
+        )
+        return kind.model_validate_json(data)
+
+    @staticmethod
+    def _require_name(name: str, verb: str) -> str:
+        if not name:
+            raise ValueError(f"{verb} needs an object with metadata.name set")
+        return name
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
+        """The object `name` of this kind (`NotFound` if there is none)."""
+        target = self._target(kind, namespace)
+        return self._send(kind, target, "get", "GET", name, idempotent=True)
+
+    def get_status(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
+        """The object read through its `status` subresource."""
+        target = self._target(kind, namespace)
+        return self._send(kind, target, "get", "GET", name, "status", idempotent=True)
+
+    def list(
+        self,
+        kind: type[R],
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | Mapping[str, str] | None = None,
+        page_size: int = 500,
+    ) -> ListIterator[R]:
+        """Objects of a kind in one namespace (`ALL_NAMESPACES` for all), fetched lazily in
+        pages of `page_size`; selectors are strings (`"a=b,c!=d"`) or `{label: value}`."""
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, got {page_size}")
+        target = Target.resolve(kind, namespace, self.namespace, allow_all=True)
+        query = self._selectors(label_selector, field_selector)
+        query.append(("limit", str(page_size)))
+        page_model = ResourceList[kind]  # type: ignore[valid-type]
+        operation = target.operation("list")
+        path = target.path()
+
+        def fetch(token: str) -> ResourceList[R]:
+            extra = [("continue", token)] if token else []
+            data = self._transport.send_json(
+                operation, "GET", path, query=[*query, *extra], idempotent=True
+            )
+            page: ResourceList[R] = page_model.model_validate_json(data)
+            return page
+
+        return ListIterator(fetch)
+
+    @staticmethod
+    def _selectors(
+        label_selector: str | Mapping[str, str] | None,
+        field_selector: str | Mapping[str, str] | None,
+    ) -> Params:
+        query: Params = []
+        labels = selector(label_selector, "label_selector")
+        fields = selector(field_selector, "field_selector")
+        if labels:
+            query.append(("labelSelector", labels))
+        if fields:
+            query.append(("fieldSelector", fields))
+        return query
+
+    def watch(
+        self,
+        kind: type[R],
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | Mapping[str, str] | None = None,
+        resource_version: str | None = None,
+        timeout: float | None = None,
+    ) -> Watch[R]:
+        """Changes to objects of a kind as `WatchEvent`s, for `timeout` seconds (None: until
+        closed). Without `resource_version` it starts with the current objects as ADDED."""
+        target = Target.resolve(kind, namespace, self.namespace, allow_all=True)
+        query = self._selectors(label_selector, field_selector)
+        operation = target.operation("watch")
+        path = target.path()
+
+        def open_stream(version: str, seconds: int) -> Response:
+            params = [
+                *query,
+                ("watch", "true"),
+                ("allowWatchBookmarks", "true"),
+                ("resourceVersion", version),
+                ("timeoutSeconds", str(seconds)),
+            ]
+            return self._transport.request(
+                operation,
+                "GET",
+                path,
+                query=params,
+                idempotent=True,
+                stream=True,
+                read_timeout=seconds + READ_MARGIN,
+            )
+
+        def relist() -> tuple[Sequence[R], str]:
+            pages = self.list(
+                kind,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+            )
+            items = [*pages]
+            return items, pages.resource_version
+
+        retry = self._transport.retry
+        return Watch(kind, operation, open_stream, relist, resource_version, timeout, retry)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def create(
+        self,
+        obj: R,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+        field_manager: str | None = None,
+    ) -> R:
+        """Create `obj` (`AlreadyExists` if the name is taken); returns it as stored."""
+        target, name = self._object_target(obj, namespace)
+        query = self._write_query(dry_run, field_validation, field_manager)
+        return self._send(
+            type(obj),
+            target,
+            "create",
+            "POST",
+            name,
+            query=query,
+            body=dump(obj),
+            content_type=JSON_TYPE,
+            idempotent=False,
+        )
+
+    def replace(
+        self,
+        obj: R,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+        field_manager: str | None = None,
+    ) -> R:
+        """Replace the stored object with `obj`; with `metadata.resourceVersion` set, a
+        concurrent change makes this fail with `Conflict` instead of overwriting it."""
+        return self._replace(obj, "", namespace, dry_run, field_validation, field_manager)
+
+    def replace_status(
+        self,
+        obj: R,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+        field_manager: str | None = None,
+    ) -> R:
+        """Replace the `status` of the stored object (through the status subresource)."""
+        return self._replace(obj, "status", namespace, dry_run, field_validation, field_manager)
+
+    def _replace(
+        self,
+        obj: R,
+        subresource: str,
+        namespace: str | None,
+        dry_run: bool,
+        field_validation: FieldValidation | None,
+        field_manager: str | None,
+    ) -> R:
+        target, name = self._object_target(obj, namespace)
+        return self._send(
+            type(obj),
+            target,
+            "update",
+            "PUT",
+            self._require_name(name, "replace"),
+            subresource,
+            query=self._write_query(dry_run, field_validation, field_manager),
+            body=dump(obj),
+            content_type=JSON_TYPE,
+            idempotent=True,
+        )
+
+    def patch(
+        self,
+        kind: type[R],
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> R:
+        """Patch the object `name`: `patch_type` "merge" (RFC 7386: a partial object or model),
+        "json" (RFC 6902: a list of operations) or "apply" (server-side apply of a full
+        object; `force` takes over fields other managers own)."""
+        return self._patch(
+            kind, name, patch, "", namespace, patch_type, dry_run, field_validation,
+            field_manager, force,
+        )  # fmt: skip
+
+    def patch_status(
+        self,
+        kind: type[R],
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> R:
+        """Like `patch`, through the `status` subresource (only status changes are kept)."""
+        return self._patch(
+            kind, name, patch, "status", namespace, patch_type, dry_run, field_validation,
+            field_manager, force,
+        )  # fmt: skip
+
+    def apply(
+        self,
+        obj: R,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+    ) -> R:
+        """Server-side apply `obj` (created if missing): the fields set in it become owned by
+        `field_manager` (the client's by default); `Conflict` lists fields others own unless
+        `force=True`."""
+        target, name = self._object_target(obj, namespace)
+        return self._patch(
+            type(obj), self._require_name(name, "apply"), obj, "", target.namespace or None,
+            "apply", dry_run, field_validation, field_manager, force,
+        )  # fmt: skip
+
+    def _patch(
+        self,
+        kind: type[R],
+        name: str,
+        patch: PatchBody,
+        subresource: str,
+        namespace: str | None,
+        patch_type: PatchType,
+        dry_run: bool,
+        field_validation: FieldValidation | None,
+        field_manager: str | None,
+        force: bool | None,
+    ) -> R:
+        content_type = _PATCH_CONTENT[_choice(patch_type, tuple(_PATCH_CONTENT), "patch_type")]
+        if patch_type == "json":
+            _check_json_patch(patch)
+        elif isinstance(patch, KubeResource) and not isinstance(patch, kind):
+            raise TypeError(f"patch is a {type(patch).__name__}, not a {kind.__name__}")
+        elif not isinstance(patch, (KubeResource, Mapping)):
+            raise TypeError(f"a {patch_type} patch must be a mapping or a model instance")
+        if patch_type == "apply":
+            field_manager = field_manager or self.field_manager
+        elif force is not None:
+            raise ValueError("force is only meaningful with patch_type='apply'")
+        query = self._write_query(dry_run, field_validation, field_manager)
+        if force is not None:
+            query.append(("force", "true" if force else "false"))
+        return self._send(
+            kind,
+            self._target(kind, namespace),
+            "patch",
+            "PATCH",
+            name,
+            subresource,
+            query=query,
+            body=dump(patch),
+            content_type=content_type,
+            idempotent=patch_type != "json",
+        )
+
+    def delete(
+        self,
+        kind: type[R],
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> R | None:
+        """Delete the object `name`. `uid` and `resource_version` are preconditions (`Conflict`
+        if the stored object differs). Returns the object while finalizers hold it back (it
+        then has `deletionTimestamp`), or None when the server reports it gone."""
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy is not None:
+            options["propagationPolicy"] = _choice(
+                propagation_policy, ("Foreground", "Background", "Orphan"), "propagation_policy"
+            )
+        if grace_period_seconds is not None:
+            if grace_period_seconds < 0:
+                raise ValueError("grace_period_seconds must not be negative")
+            options["gracePeriodSeconds"] = grace_period_seconds
+        preconditions = {
+            k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v
+        }
+        if preconditions:
+            options["preconditions"] = preconditions
+        target = self._target(kind, namespace)
+        data = self._transport.send_json(
+            target.operation("delete", name),
+            "DELETE",
+            target.path(name),
+            query=[("dryRun", "All")] if dry_run else [],
+            body=dump(options),
+            content_type=JSON_TYPE,
+            idempotent=True,
+        )
+        answer = object_or_status(kind).validate_json(data)
+        return None if isinstance(answer, StatusBody) else answer

@@ -1,0 +1,76 @@
+"""Request bodies out of models, and response bytes straight into models.
+
+Responses are validated from bytes in one pass by pydantic (`model_validate_json`, and
+parametrised list/event containers) instead of being parsed to dicts first: that is both the
+fastest path and the only one that keeps unknown fields, since the models store them as extras.
+Request bodies are dumped by JSON name with only the fields that were set, so nothing the
+caller did not say is written to the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from flarekit_models._base import KubeResource
+
+__all__ = ["ResourceList", "StatusBody", "WatchLine", "dump", "dump_object"]
+
+R = TypeVar("R", bound=KubeResource)
+
+
+class ListMeta(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    resource_version: str = Field("", alias="resourceVersion")
+    continue_: str = Field("", alias="continue")
+    remaining_item_count: int | None = Field(None, alias="remainingItemCount")
+
+
+class ResourceList(BaseModel, Generic[R]):
+    """`<Kind>List`: one page of a list response."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    metadata: ListMeta = Field(default_factory=lambda: ListMeta())
+    items: list[R] | None = None
+
+
+class StatusBody(BaseModel):
+    """A `Status` object: in a delete answer, or a watch `ERROR` event."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal["Status"]
+    code: int = 0
+
+
+class WatchLine(BaseModel, Generic[R]):
+    """One line of a watch stream: `{"type": ..., "object": ...}`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: str
+    object: R | StatusBody
+
+
+@cache
+def object_or_status(kind: type[R]) -> TypeAdapter[R | StatusBody]:
+    """Validator for answers that are either the object or a `Status` (delete)."""
+    return TypeAdapter(kind | StatusBody)  # type: ignore[arg-type]
+
+
+def dump_object(obj: KubeResource) -> dict[str, Any]:
+    """The JSON form of a model: JSON names, only the fields that were set."""
+    return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def dump(body: KubeResource | Mapping[str, Any] | Sequence[Any]) -> bytes:
+    """Serialise a request body (a model, or plain JSON data) to bytes."""
+    if isinstance(body, KubeResource):
+        return body.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    return json.dumps(body, separators=(",", ":")).encode()

@@ -1,0 +1,270 @@
+"""Where the cluster is and how to prove who we are: kubeconfig, token, or service account.
+
+Every source ends as a `kubernetes.client.Configuration` (which owns TLS, proxies, client
+certificates and token refresh for exec/OIDC plugins), wrapped in `Credentials` together with
+the default namespace. Credentials never show their secrets: the token lives only inside the
+Configuration, and the repr names the server and the source, nothing else.
+
+`login()` makes credentials the process default (for flarekit clients created without
+explicit credentials and for the official client's default `Configuration`); `logout()`
+undoes the latest login and restores exactly what was there before. The `kubernetes` package
+is imported only when credentials are made, to keep `import flarekit` cheap.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import binascii
+import contextlib
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flarekit._errors import ConfigError
+from flarekit._warnings import InsecureConnectionWarning
+
+__all__ = [
+    "Credentials",
+    "current_credentials",
+    "default_credentials",
+    "from_kubeconfig",
+    "from_token",
+    "in_cluster",
+    "login",
+    "logout",
+]
+
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+DEFAULT_NAMESPACE = "default"
+
+
+class Credentials:
+    """A ready `kubernetes.client.Configuration` plus the namespace to use by default.
+
+    Make them with `from_kubeconfig()`, `from_token()` or `in_cluster()`; pass them to
+    `Client(credentials)` or `login()`. `configuration` is the official client's object, so
+    `kubernetes.client.ApiClient(creds.configuration)` works for anything flarekit lacks.
+    """
+
+    __slots__ = ("configuration", "namespace", "source")
+
+    def __init__(self, configuration: Any, namespace: str, source: str) -> None:
+        self.configuration = configuration
+        self.namespace = namespace
+        self.source = source
+
+    @property
+    def server(self) -> str:
+        return str(self.configuration.host)
+
+    def __repr__(self) -> str:
+        return (
+            f"Credentials(server={self.server!r}, namespace={self.namespace!r}, "
+            f"source={self.source!r})"
+        )
+
+
+def _new_configuration() -> Any:
+    from kubernetes import client
+
+    return client.Configuration()
+
+
+def kubeconfig_paths(path: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The kubeconfig files to merge: `path`, else `$KUBECONFIG` (a path list), else
+    `~/.kube/config`. Read at call time, so a changed environment is honoured."""
+    if path is not None:
+        return [Path(path).expanduser()]
+    env = os.environ.get("KUBECONFIG", "")
+    if env.strip():
+        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+    return [Path("~/.kube/config").expanduser()]
+
+
+def from_kubeconfig(
+    path: str | os.PathLike[str] | None = None, context: str | None = None
+) -> Credentials:
+    """Credentials from a kubeconfig: an explicit file, or the usual places (see
+    `kubeconfig_paths`); the current context unless `context` names another."""
+    from kubernetes import config
+
+    paths = kubeconfig_paths(path)
+    existing = [p for p in paths if p.is_file()]
+    if not existing:
+        tried = ", ".join(str(p) for p in paths)
+        raise ConfigError(f"no kubeconfig file found (looked for {tried})")
+    joined = os.pathsep.join(str(p) for p in existing)
+    try:
+        contexts, current = config.list_kube_config_contexts(config_file=joined)
+    except (config.ConfigException, OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read kubeconfig {joined}: {exc}") from None
+    names = [str(c.get("name")) for c in contexts or []]
+    chosen = context or (current or {}).get("name")
+    if not chosen or chosen not in names:
+        what = f"context {chosen!r} is not defined" if chosen else "no current context is set"
+        raise ConfigError(
+            f"kubeconfig {joined}: {what}; available contexts: {', '.join(names) or '(none)'}"
+        )
+    configuration = _new_configuration()
+    try:
+        config.load_kube_config(
+            config_file=joined,
+            context=chosen,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+    except (config.ConfigException, OSError, ValueError) as exc:
+        raise ConfigError(f"cannot use context {chosen!r} of kubeconfig {joined}: {exc}") from None
+    entry = next(c for c in contexts if c.get("name") == chosen)
+    namespace = str((entry.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE)
+    return Credentials(configuration, namespace, f"kubeconfig {joined} (context {chosen})")
+
+
+def _ca_file_from_data(data: str | bytes) -> Path:
+    """Write CA certificates (PEM, or base64 of PEM as in kubeconfig) to a private temp file,
+    removed at exit (clients made from these credentials read it whenever they connect)."""
+    raw = data.encode() if isinstance(data, str) else data
+    if b"-----BEGIN" not in raw:
+        try:
+            raw = base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            raise ConfigError("ca_data is neither PEM nor base64-encoded PEM") from None
+        if b"-----BEGIN" not in raw:
+            raise ConfigError("ca_data is neither PEM nor base64-encoded PEM")
+    fd, name = tempfile.mkstemp(prefix="flarekit-ca-", suffix=".crt")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(raw)
+    path = Path(name)
+    atexit.register(_remove, path)
+    return path
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def from_token(
+    server: str,
+    token: str,
+    *,
+    ca_file: str | os.PathLike[str] | None = None,
+    ca_data: str | bytes | None = None,
+    insecure_skip_tls_verify: bool = False,
+    namespace: str = DEFAULT_NAMESPACE,
+) -> Credentials:
+    """Credentials from an API server URL and a bearer token.
+
+    The server certificate is checked against `ca_file` or `ca_data` (PEM), else against the
+    system's trusted CAs. `insecure_skip_tls_verify=True` switches verification off, and says
+    so with an `InsecureConnectionWarning`: anyone on the path could then read the token.
+    """
+    if not server.startswith("https://"):
+        raise ConfigError(f"server must be an https:// URL, got {server!r}")
+    if not token or token != token.strip() or any(c.isspace() for c in token):
+        raise ConfigError("token must be a non-empty string without whitespace")
+    if ca_file is not None and ca_data is not None:
+        raise ConfigError("pass either ca_file or ca_data, not both")
+    configuration = _new_configuration()
+    configuration.host = server.rstrip("/")
+    configuration.api_key = {"authorization": f"Bearer {token}"}
+    if ca_file is not None:
+        if not Path(ca_file).is_file():
+            raise ConfigError(f"ca_file {os.fspath(ca_file)!r} does not exist")
+        configuration.ssl_ca_cert = os.fspath(ca_file)
+    elif ca_data is not None:
+        configuration.ssl_ca_cert = str(_ca_file_from_data(ca_data))
+    if insecure_skip_tls_verify:
+        warnings.warn(
+            f"TLS certificate verification is disabled for {configuration.host}: the connection "
+            "and the token can be intercepted",
+            InsecureConnectionWarning,
+            stacklevel=2,
+        )
+        configuration.verify_ssl = False
+    return Credentials(configuration, namespace, f"token for {configuration.host}")
+
+
+def in_cluster(
+    *,
+    directory: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR,
+    environ: Mapping[str, str] | None = None,
+) -> Credentials:
+    """Credentials of the pod's service account (token, CA and namespace in `directory`, the
+    API address in `KUBERNETES_SERVICE_HOST`/`_PORT`); the token is re-read as it rotates."""
+    from kubernetes.config import ConfigException, incluster_config
+
+    folder = Path(directory)
+    configuration = _new_configuration()
+    loader = incluster_config.InClusterConfigLoader(
+        token_filename=str(folder / "token"),
+        cert_filename=str(folder / "ca.crt"),
+        try_refresh_token=True,
+        environ=os.environ if environ is None else environ,
+    )
+    try:
+        loader.load_and_set(configuration)
+    except (ConfigException, OSError) as exc:
+        raise ConfigError(f"not running in a cluster with a service account: {exc}") from None
+    namespace_file = folder / "namespace"
+    namespace = DEFAULT_NAMESPACE
+    if namespace_file.is_file():
+        namespace = namespace_file.read_text().strip() or DEFAULT_NAMESPACE
+    return Credentials(configuration, namespace, f"service account in {folder}")
+
+
+# -- the process default ---------------------------------------------------------------------
+
+_lock = threading.Lock()
+_logins: list[tuple[Credentials, Any]] = []
+
+
+def login(credentials: Credentials) -> Credentials:
+    """Make `credentials` the default for new clients, and for the official client's default
+    `Configuration`, until `logout()`. Logins nest: each logout undoes the latest one."""
+    from kubernetes import client
+
+    with _lock:
+        previous = client.Configuration._default
+        client.Configuration.set_default(credentials.configuration)
+        _logins.append((credentials, previous))
+    return credentials
+
+
+def logout() -> None:
+    """Undo the latest `login()`: the previous defaults come back exactly as they were."""
+    from kubernetes import client
+
+    with _lock:
+        if not _logins:
+            raise ConfigError("logout() without a login(): nothing to undo")
+        _, previous = _logins.pop()
+        client.Configuration._default = previous
+
+
+def current_credentials() -> Credentials | None:
+    """The credentials of the latest `login()` still in force, if any."""
+    with _lock:
+        return _logins[-1][0] if _logins else None
+
+
+def default_credentials() -> Credentials:
+    """What a client without explicit credentials uses: the latest login, else the kubeconfig
+    from the usual places, else the in-cluster service account."""
+    current = current_credentials()
+    if current is not None:
+        return current
+    if any(p.is_file() for p in kubeconfig_paths()):
+        return from_kubeconfig()
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return in_cluster()
+    tried = ", ".join(str(p) for p in kubeconfig_paths())
+    raise ConfigError(
+        f"no cluster configured: no login(), no kubeconfig ({tried}) and not running in a "
+        "cluster; call flarekit.login(...) or set KUBECONFIG"
+    )

@@ -1,0 +1,111 @@
+"""From a model class and a namespace to an apiserver URL, with the scope rules checked.
+
+Every generated model knows its group, version, plural and scope (`resource_info()`), so the
+client needs no per-kind code: this module turns that into paths and resolves which namespace
+a call means (explicit, from the object, or the client's default), refusing combinations that
+would silently address the wrong place.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from flarekit._errors import Operation
+
+if TYPE_CHECKING:
+    from flarekit_models._base import KubeResource
+    from flarekit_models._registry import ResourceInfo
+
+__all__ = ["ALL_NAMESPACES", "Target", "selector"]
+
+#: Pass as `namespace=` to list or watch a namespaced kind in every namespace.
+ALL_NAMESPACES = "*"
+
+
+def _quote(segment: str) -> str:
+    if not segment or "/" in segment or segment in (".", ".."):
+        raise ValueError(f"invalid name or namespace {segment!r}: must be non-empty, without '/'")
+    return urllib.parse.quote(segment, safe="")
+
+
+def info_of(kind: type[KubeResource]) -> ResourceInfo:
+    """The ResourceInfo of a model class, with a clear error for anything else."""
+    resource_info = getattr(kind, "resource_info", None)
+    if not isinstance(kind, type) or resource_info is None:
+        raise TypeError(
+            f"expected a resource model class such as flarekit_models.ray.v1.RayCluster, "
+            f"got {kind!r}"
+        )
+    info: ResourceInfo = resource_info()
+    return info
+
+
+@dataclass(frozen=True)
+class Target:
+    """One resource type in one namespace (or all, or none for cluster-scoped kinds)."""
+
+    info: ResourceInfo
+    namespace: str  # "" for cluster-scoped kinds and for all namespaces
+
+    @classmethod
+    def resolve(
+        cls,
+        kind: type[KubeResource],
+        namespace: str | None,
+        default_namespace: str,
+        *,
+        allow_all: bool = False,
+    ) -> Target:
+        info = info_of(kind)
+        if not info.namespaced:
+            if namespace not in (None, ALL_NAMESPACES):
+                raise ValueError(
+                    f"{info.kind} is cluster-scoped: do not pass a namespace (got {namespace!r})"
+                )
+            return cls(info, "")
+        if namespace == ALL_NAMESPACES:
+            if not allow_all:
+                raise ValueError(
+                    f"namespace={ALL_NAMESPACES!r} (all namespaces) is only allowed for list "
+                    "and watch"
+                )
+            return cls(info, "")
+        return cls(info, namespace or default_namespace)
+
+    @property
+    def resource(self) -> str:
+        """`plural.group`, as the apiserver names resources in messages and RBAC."""
+        return f"{self.info.plural}.{self.info.group}" if self.info.group else self.info.plural
+
+    def path(self, name: str = "", subresource: str = "") -> str:
+        info = self.info
+        base = f"/apis/{info.group}/{info.version}" if info.group else f"/api/{info.version}"
+        if self.namespace:
+            base += f"/namespaces/{_quote(self.namespace)}"
+        base += f"/{info.plural}"
+        if name:
+            base += f"/{_quote(name)}"
+        if subresource:
+            if subresource not in info.subresources:
+                has = ", ".join(info.subresources) or "none"
+                raise ValueError(
+                    f"{info.kind} ({info.api_version}) has no {subresource!r} subresource "
+                    f"(it has: {has})"
+                )
+            base += f"/{subresource}"
+        return base
+
+    def operation(self, verb: str, name: str = "") -> Operation:
+        return Operation(verb, self.resource, name, self.namespace)
+
+
+def selector(value: str | Mapping[str, str] | None, what: str) -> str | None:
+    """A label or field selector: strings pass through, mappings mean equality on each key."""
+    if value is None or isinstance(value, str):
+        return value or None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a string or a mapping, got {type(value).__name__}")
+    return ",".join(f"{k}={v}" for k, v in value.items()) or None

@@ -1,0 +1,166 @@
+"""HTTP to the apiserver: auth headers, retries, server warnings, and errors as exceptions.
+
+The official `ApiClient` supplies everything that makes a connection trustworthy (TLS and CA,
+client certificates, proxies, refreshed bearer tokens); this layer sends requests through its
+urllib3 pool directly and hands back raw bytes, so responses are validated once, straight into
+the models, instead of going through the generated client's own deserializer. It logs method,
+URL and status at DEBUG, never headers or bodies, so credentials cannot reach a log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flarekit import _warnings
+from flarekit._config import Credentials
+from flarekit._errors import Operation, error_from_response, unavailable
+from flarekit._retry import RETRY_STATUSES, RetryPolicy
+
+__all__ = ["Response", "Transport"]
+
+logger = logging.getLogger("flarekit.client")
+
+Query = Sequence[tuple[str, str]]
+JSON_TYPE = "application/json"
+
+
+@dataclass(frozen=True)
+class Response:
+    """A successful answer: status, body bytes, and the urllib3 response (for streaming)."""
+
+    status: int
+    data: bytes
+    raw: Any = None
+
+
+def _user_agent() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"flarekit/{version('flarekit')}"
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "flarekit"
+
+
+class Transport:
+    """One connection pool to one apiserver, shared by everything a `Client` does."""
+
+    def __init__(self, credentials: Credentials, timeout: float, retry: RetryPolicy) -> None:
+        import urllib3
+        from kubernetes import client
+
+        self.credentials = credentials
+        self.api_client = client.ApiClient(credentials.configuration)
+        self.api_client.user_agent = _user_agent()
+        self.server = str(credentials.configuration.host).rstrip("/")
+        self.timeout = timeout
+        self.retry = retry
+        self._urllib3 = urllib3
+
+    def close(self) -> None:
+        self.api_client.close()
+        self.api_client.rest_client.pool_manager.clear()
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = dict(self.api_client.default_headers)
+        headers["Accept"] = JSON_TYPE
+        if content_type:
+            headers["Content-Type"] = content_type
+        # Refreshes expiring tokens (exec plugins, OIDC, service accounts) as the client does.
+        self.api_client.update_params_for_auth(headers, [], ["BearerToken"])
+        return headers
+
+    def url(self, path: str, query: Query = ()) -> str:
+        text = urllib.parse.urlencode(list(query))
+        return f"{self.server}{path}?{text}" if text else f"{self.server}{path}"
+
+    def request(
+        self,
+        operation: Operation,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: bytes | None = None,
+        content_type: str | None = None,
+        idempotent: bool,
+        stream: bool = False,
+        read_timeout: float | None = None,
+    ) -> Response:
+        """Send one request (retrying idempotent ones on 429/503 and lost connections) and
+        return the 2xx answer, or raise the matching `ApiError`."""
+        url = self.url(path, query)
+        timeout = self._urllib3.Timeout(
+            connect=min(self.timeout, 30.0),
+            read=self.timeout if read_timeout is None else read_timeout,
+        )
+        attempts = self.retry.attempts if idempotent else 1
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            try:
+                raw = self.api_client.rest_client.pool_manager.request(
+                    method,
+                    url,
+                    body=body,
+                    headers=self._headers(content_type),
+                    timeout=timeout,
+                    retries=False,
+                    preload_content=False,
+                    redirect=False,
+                )
+                status = raw.status
+                data = b"" if stream and 200 <= status < 300 else raw.read()
+            except (self._urllib3.exceptions.HTTPError, OSError) as exc:
+                logger.debug("%s %s -> %s (attempt %d)", method, url, type(exc).__name__, attempt)
+                if attempt < attempts:
+                    self.retry.wait(attempt)
+                    continue
+                raise unavailable(operation, type(exc).__name__, _describe(exc)) from None
+            elapsed = (time.monotonic() - started) * 1000
+            logger.debug("%s %s -> %d in %.1f ms", method, url, status, elapsed)
+            _warnings.emit(raw.headers.getlist("Warning"))
+            if 200 <= status < 300:
+                if not stream:
+                    raw.release_conn()
+                return Response(status, data, raw)
+            raw.release_conn()
+            error = error_from_response(operation, status, data, raw.headers.get("Retry-After"))
+            if status in RETRY_STATUSES and attempt < attempts:
+                self.retry.wait(attempt, error.retry_after)
+                continue
+            raise error
+
+    def send_json(
+        self,
+        operation: Operation,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: bytes | None = None,
+        content_type: str | None = None,
+        idempotent: bool,
+    ) -> bytes:
+        """`request` for an ordinary (non-streaming) call: the body bytes of the answer."""
+        return self.request(
+            operation,
+            method,
+            path,
+            query=query,
+            body=body,
+            content_type=content_type,
+            idempotent=idempotent,
+        ).data
+
+
+def _describe(exc: BaseException) -> str:
+    """A short reason for a transport failure, without the urllib3 pool's internals."""
+    reason: Any = getattr(exc, "reason", None) or exc
+    return f"cannot reach the API server: {reason}"

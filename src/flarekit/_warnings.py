@@ -1,0 +1,47 @@
+"""Server warnings (the `Warning: 299 - "..."` response header) as Python warnings.
+
+The apiserver warns about deprecated API versions, unknown fields dropped under
+`fieldValidation=Warn`, and policy hints; `kubectl` prints them. A library should surface
+them the Python way, so users can see, filter or escalate them with the `warnings` module.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterable
+
+__all__ = ["InsecureConnectionWarning", "ServerWarning", "emit", "parse_warning_header"]
+
+
+class ServerWarning(UserWarning):
+    """A warning the Kubernetes API server sent with a response."""
+
+
+class InsecureConnectionWarning(UserWarning):
+    """TLS certificate verification was switched off on request."""
+
+
+# warn-code SP warn-agent SP quoted-string [SP warn-date]   (RFC 7234, section 5.5)
+_WARNING = re.compile(r'\s*(\d{3})\s+(\S+)\s+"((?:[^"\\]|\\.)*)"(?:\s+"[^"]*")?\s*(?:,|$)')
+
+
+def parse_warning_header(value: str) -> list[str]:
+    """The texts of every `299` warning in one header value (several may be comma-joined)."""
+    texts: list[str] = []
+    position = 0
+    while position < len(value):
+        match = _WARNING.match(value, position)
+        if match is None:
+            break
+        if match.group(1) == "299":
+            texts.append(re.sub(r"\\(.)", r"\1", match.group(3)))
+        position = match.end()
+    return texts
+
+
+def emit(header_values: Iterable[str], stacklevel: int = 4) -> None:
+    """Issue one `ServerWarning` per warning text found in the `Warning` headers."""
+    for value in header_values:
+        for text in parse_warning_header(value):
+            warnings.warn(text, ServerWarning, stacklevel=stacklevel)
