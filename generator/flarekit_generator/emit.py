@@ -31,6 +31,8 @@ _TYPE_ALIASES = (
     "Integer",
     "Number",
     "Quantity",
+    "int_or_string_matching",
+    "number_in_range",
 )
 _LINE = 92
 

@@ -28,6 +28,7 @@ _MODEL_ATTRIBUTES = frozenset(
         "update_forward_refs",
         "to_dict",
         "to_json",
+        "resource_info",
     }
 )
 #: Names used in generated annotations; a field of that name would shadow them.
@@ -79,8 +80,9 @@ def snake_case(json_name: str) -> str:
     if name[0].isdigit():
         name = "n_" + name
     if (
+        # Soft keywords (match, case, type) are valid names: escaping them would make
+        # the output depend on the Python version that ran the generator.
         keyword.iskeyword(name)
-        or keyword.issoftkeyword(name)
         or name in _MODEL_ATTRIBUTES
         or name in _ANNOTATION_NAMES
         or name.startswith("model_")
@@ -99,9 +101,18 @@ def pascal_case(json_name: str) -> str:
     return out
 
 
+#: Plurals the suffix rules below get wrong.
+_IRREGULAR = {"aliases": "alias", "series": "series", "species": "species", "indices": "index"}
+
+
 def singular(word: str) -> str:
     """A light English singular for array/map element names: ``podSets`` -> ``podSet``."""
     lower = word.lower()
+    for plural, single in _IRREGULAR.items():
+        if lower.endswith(plural):
+            return word[: len(word) - len(plural)] + word[len(word) - len(plural)] + single[1:]
+    if lower.endswith("pus"):  # gpus, cpus, tpus
+        return word[:-1]
     for plural, single in (
         ("ies", "y"),
         ("sses", "ss"),

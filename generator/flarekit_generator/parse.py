@@ -75,6 +75,11 @@ def parse_schema(raw: Mapping[str, Any], path: str = "") -> Node:
         node.values = parse_schema(raw["additionalProperties"], f"{path}{{}}")
     elif node.shape == "array":
         items = raw.get("items")
+        if items is not None and not isinstance(items, Mapping):
+            raise SchemaError(
+                f"{path or '<root>'}.items: must be one schema (structural schemas do not "
+                f"allow a list of item schemas), got {type(items).__name__}"
+            )
         node.items = parse_schema(items, f"{path}[]") if items else Node(shape="any")
     return node
 
@@ -123,6 +128,14 @@ def _read_constraints(node: Node, raw: Mapping[str, Any]) -> None:
     node.validations = tuple(dict(rule) for rule in raw.get("x-kubernetes-validations", ()))
 
 
+def _required(parent: Mapping[str, Any], key: str, source_path: str, where: str) -> Any:
+    value = parent.get(key) if isinstance(parent, Mapping) else None
+    if value in (None, "", [], {}):
+        path = f"{where}.{key}" if where else key
+        raise SchemaError(f"{source_path}: the CRD has no {path}")
+    return value
+
+
 def parse_crd(
     doc: Mapping[str, Any], *, family: str, release: str, source_path: str, sha256: str
 ) -> CrdInfo:
@@ -131,10 +144,14 @@ def parse_crd(
         raise SchemaError(
             f"{source_path}: not a CustomResourceDefinition (kind={doc.get('kind')!r})"
         )
-    spec = doc["spec"]
-    names = spec["names"]
+    spec = _required(doc, "spec", source_path, "")
+    names = _required(spec, "names", source_path, "spec")
+    for key in ("kind", "plural"):
+        _required(names, key, source_path, "spec.names")
+    _required(spec, "group", source_path, "spec")
     versions = []
-    for raw_version in spec["versions"]:
+    for index, raw_version in enumerate(_required(spec, "versions", source_path, "spec")):
+        _required(raw_version, "name", source_path, f"spec.versions[{index}]")
         root = raw_version.get("schema", {}).get("openAPIV3Schema", {"type": "object"})
         versions.append(
             ServedVersion(

@@ -117,6 +117,7 @@ def build_models(
         for kv in kinds:
             _crd, version = kv.newest
             root = parse_schema(version.raw_schema)
+            root.description = _root_doc(kv, root.description)
             recogniser.annotate(root)
             used |= _core_types(root)
             core_paths[(kv.group, kv.version, kv.kind)] = set(_core_paths(root))
@@ -144,6 +145,18 @@ def build_models(
         planner = FamilyPlanner(module_name, group, api_version, reserved=core_names | HELPER_NAMES)
         out.append(planner.plan([(kv.kind, root) for kv, root in entries], core_ref, sources))
     return out, core_paths
+
+
+def _root_doc(kv: KindVersion, description: str) -> str:
+    """The kind's description, plus where this version is deprecated and what to use instead."""
+    deprecated = sorted(c.release_id for c, v in kv.releases if v.deprecated)
+    if not deprecated:
+        return description
+    warnings = sorted({v.deprecation_warning for _, v in kv.releases if v.deprecation_warning})
+    note = f"Deprecated: {kv.api_version} {kv.kind} is deprecated in {', '.join(deprecated)}."
+    if warnings:
+        note += " The server warns: " + " / ".join(warnings)
+    return f"{description}\n\n{note}".strip()
 
 
 def _core_types(node: Node) -> set[str]:

@@ -175,7 +175,9 @@ class TypeRenderer:
         if shape == "int-or-string":
             if node.pattern == QUANTITY_PATTERN:
                 return "Quantity"
-            if node.pattern or node.enum:
+            if node.pattern:
+                return f"Annotated[int | str, int_or_string_matching({_pyrepr(node.pattern)})]"
+            if node.enum:
                 return f"Integer | {_string_type(node)}"
             return "IntOrString"
         if shape == "integer":
@@ -252,10 +254,21 @@ def _pyrepr(text: str) -> str:
 
 # --------------------------------------------------------------------------- docs
 def field_doc(node: Node) -> str:
-    doc = node.description
+    notes = []
     if node.has_default:
-        doc = (doc + "\n\n" if doc else "") + f"Server default: ``{json.dumps(node.default)}``."
-    return doc
+        notes.append(f"Server default: ``{json.dumps(node.default)}``.")
+    if node.list_type == "map" and node.list_map_keys:
+        keys = ", ".join(f"``{k}``" for k in node.list_map_keys)
+        notes.append(f"A list keyed by {keys}: patches merge items with the same key.")
+    elif node.list_type == "set":
+        notes.append("A set: items are unique.")
+    elif node.list_type == "atomic":
+        notes.append("Atomic: patches replace the whole list.")
+    if node.map_type == "atomic":
+        notes.append("Atomic: patches replace the whole map.")
+    elif node.map_type == "granular":
+        notes.append("Granular: patches merge keys.")
+    return "\n\n".join([node.description, " ".join(notes)] if notes else [node.description]).strip()
 
 
 def _rules(node: Node) -> tuple[str, ...]:
