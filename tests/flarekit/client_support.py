@@ -1,0 +1,69 @@
+"""Shared pieces of the client tests: a running FakeCluster, clients and RayCluster objects.
+
+The tests drive flarekit's `Client` against `flarekit.testing.FakeCluster` over HTTPS, the
+way users reach a real cluster; FakeCluster's direct access (`create`, `objects`, `requests`)
+is used only to seed objects and to check what the server received.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from flarekit import Client, RetryPolicy, from_kubeconfig
+from flarekit.testing import FakeCluster
+from flarekit_models.ray.v1 import RayCluster
+
+RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}
+#: Retries without real waiting: the first backoff is a millisecond.
+FAST_RETRY = RetryPolicy(attempts=3, backoff=0.001, max_backoff=0.01)
+
+_names = itertools.count()
+
+
+def raycluster_body(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    """A minimal valid RayCluster as plain JSON."""
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = labels
+    head = {
+        "rayStartParams": {},
+        "template": {"spec": {"containers": [{"name": "ray-head", "image": "rayproject/ray"}]}},
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": metadata,
+        "spec": {"headGroupSpec": head, **spec},
+    }
+
+
+def raycluster(name: str, labels: dict[str, str] | None = None, **spec: Any) -> RayCluster:
+    return RayCluster.model_validate(raycluster_body(name, labels, **spec))
+
+
+def new_namespace(cluster: FakeCluster) -> str:
+    name = f"c{next(_names)}"
+    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[FakeCluster]:
+    with FakeCluster(releases=RELEASES, bookmark_interval=0.2) as fc:
+        yield fc
+
+
+@pytest.fixture(scope="module")
+def client(cluster: FakeCluster) -> Iterator[Client]:
+    with Client(from_kubeconfig(cluster.kubeconfig_path), retry=FAST_RETRY) as c:
+        yield c
+
+
+@pytest.fixture
+def ns(cluster: FakeCluster) -> str:
+    """A fresh namespace for one test."""
+    return new_namespace(cluster)
