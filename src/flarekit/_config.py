@@ -17,6 +17,7 @@ import atexit
 import base64
 import binascii
 import contextlib
+import logging
 import os
 import tempfile
 import threading
@@ -70,9 +71,16 @@ class Credentials:
 
 
 def _new_configuration() -> Any:
+    """A fresh Configuration. Creating one resets the "urllib3" and "client" loggers to
+    WARNING (its `debug` setter runs); keep the levels the application chose instead."""
     from kubernetes import client
 
-    return client.Configuration()
+    names = ("urllib3", "client")
+    levels = {name: logging.getLogger(name).level for name in names}
+    configuration = client.Configuration()
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    return configuration
 
 
 def kubeconfig_paths(path: str | os.PathLike[str] | None = None) -> list[Path]:

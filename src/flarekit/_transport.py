@@ -73,6 +73,11 @@ class Transport:
             headers["Content-Type"] = content_type
         # Refreshes expiring tokens (exec plugins, OIDC, service accounts) as the client does.
         self.api_client.update_params_for_auth(headers, [], ["BearerToken"])
+        value = headers.pop("authorization", None)
+        if value is not None:
+            # The in-cluster loader writes "bearer <token>"; send the scheme as RFC 6750 spells it.
+            scheme, _, token = value.partition(" ")
+            headers["Authorization"] = f"Bearer {token}" if scheme.lower() == "bearer" else value
         return headers
 
     def url(self, path: str, query: Query = ()) -> str:

@@ -79,7 +79,7 @@ def test_all_namespaces(cluster: FakeCluster, client: Client) -> None:
     _seed(cluster, first, 1, {"probe": first})
     _seed(cluster, second, 1, {"probe": first})
     found = client.list(RayCluster, namespace=ALL_NAMESPACES, label_selector={"probe": first})
-    assert sorted(o.metadata.namespace for o in found if o.metadata) == sorted([first, second])
+    assert sorted(str(o.metadata.namespace) for o in found if o.metadata) == sorted([first, second])
     assert cluster.requests[-1].path == "/apis/ray.io/v1/rayclusters"
 
 
