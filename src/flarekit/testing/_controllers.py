@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -65,15 +66,21 @@ class ControllerLoop:
             thread.join(timeout=5)
 
     def _run(self) -> None:
+        # Ticks keep their schedule even while events keep arriving, so that time-driven
+        # controllers make progress under a steady stream of writes.
+        next_tick = time.monotonic() + self._tick_interval
         while True:
             try:
-                event = self._events.get(timeout=self._tick_interval)
+                event = self._events.get(timeout=max(0.0, next_tick - time.monotonic()))
             except queue.Empty:
+                pass
+            else:
+                if event is None:
+                    return
+                self._each(functools.partial(_deliver, cluster=self._cluster, event=event))
+            if time.monotonic() >= next_tick:
                 self._each(lambda c: c.on_tick(self._cluster))
-                continue
-            if event is None:
-                return
-            self._each(functools.partial(_deliver, cluster=self._cluster, event=event))
+                next_tick = time.monotonic() + self._tick_interval
 
     def _each(self, call: Callable[[Controller], None]) -> None:
         for controller in list(self._controllers):

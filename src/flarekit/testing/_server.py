@@ -53,7 +53,8 @@ class FakeCluster:
 
     `FakeCluster(crds=[...])` serves exactly those CRDs; `FakeCluster(releases={"kueue":
     "v0.10.6"})` the CRDs of those upstream releases; `FakeCluster()` the default releases.
-    Use it as a context manager, or call `start()` / `stop()`.
+    Use it as a context manager, or call `start()` / `stop()`. `controllers=[...]` registers
+    simulated controllers (see `add_controller`); none run by default.
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class FakeCluster:
         bookmark_interval: float = 60.0,
         tick_interval: float = 1.0,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
+        controllers: Iterable[Controller] = (),
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
@@ -85,6 +87,8 @@ class FakeCluster:
         self._thread: threading.Thread | None = None
         for name in namespaces:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        for controller in controllers:
+            self.add_controller(controller)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
