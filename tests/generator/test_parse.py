@@ -179,11 +179,6 @@ def test_unknown_types_are_rejected_naming_the_path(kind: Any) -> None:
         parse_schema(_obj(spec=_obj(when={"type": kind})))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`items` given as a list (tuple validation) fails with TypeError "
-    "'unhashable type: dict' instead of a SchemaError naming the path",
-)
 def test_tuple_items_are_rejected_naming_the_path() -> None:
     with pytest.raises(SchemaError, match=r"spec\.pair"):
         parse_schema(_obj(spec=_obj(pair={"type": "array", "items": [STRING, STRING]})))
@@ -248,11 +243,6 @@ def test_other_documents_are_rejected_naming_the_file() -> None:
         _crd({"apiVersion": "v1", "kind": "ConfigMap"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a CRD missing spec.names (or names.plural) fails with a bare KeyError that "
-    "names neither the file nor the path",
-)
 @pytest.mark.parametrize("missing", ["names", "plural", "group", "versions"])
 def test_incomplete_crds_are_rejected_naming_file_and_path(missing: str) -> None:
     doc = copy.deepcopy(fixture_doc("gadgets-v0.3.0.yaml"))
