@@ -25,16 +25,18 @@ class RayJobValidationError(RayJobsError, ValueError):
 
 
 class RayDashboardUnavailable(RayJobsError, ConnectionError):
-    """The dashboard could not be reached: refused, reset, timed out, DNS or TLS failure.
+    """The dashboard could not be reached: refused, reset, timed out, DNS or TLS failure, or a
+    proxy in front of it answered 502/503/504.
 
     Raised after the client's retries for idempotent requests are used up. `address` is the
-    dashboard address the client was built with.
+    dashboard address the client was built with; `status` is the proxy's HTTP status, if any.
     """
 
-    def __init__(self, address: str, message: str) -> None:
+    def __init__(self, address: str, message: str, *, status: int | None = None) -> None:
         super().__init__(f"Ray dashboard at {address} is unavailable: {message}")
         self.address = address
         self.reason = message
+        self.status = status
 
 
 class RayJobsApiError(RayJobsError):

@@ -7,7 +7,9 @@ token and configured header values) never appear in logs, reprs or error message
 Retries: a request whose connection could not be opened is retried whatever its method,
 because nothing reached the server. Once a request was sent, only idempotent ones (GET) are
 retried, on a dropped connection, a timeout, or HTTP 502/503/504 from the dashboard or a proxy
-in front of it; a POST or DELETE is never repeated behind the caller's back.
+in front of it; a POST or DELETE is never repeated behind the caller's back. Those three
+statuses mean "nothing is serving behind the proxy" and end as `RayDashboardUnavailable`, like
+a refused connection; every other error status is the dashboard's answer (`RayJobsApiError`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ logger = logging.getLogger("flarekit.ray")
 
 Verify = bool | str | os.PathLike[str] | ssl.SSLContext
 
-_RETRY_STATUSES = frozenset({502, 503, 504})
+# A proxy or load balancer answers these while the dashboard behind it is down or restarting.
+_UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
 _MAX_BACKOFF = 5.0
 _REDACTED = "<redacted>"
 _MESSAGE_LIMIT = 1000
@@ -190,11 +193,13 @@ class DashboardTransport:
             except (OSError, http.client.HTTPException) as exc:
                 error, retryable = exc, idempotent
             else:
-                if not (idempotent and status in _RETRY_STATUSES and attempt < self.retries):
+                if status not in _UNAVAILABLE_STATUSES:
                     return self._decode(method, path, status, reason, data, response_headers, job)
-                error, retryable = _RetryableStatus(status), True
+                text = self.redact(data.decode("utf-8", errors="replace"))
+                error = _UnavailableStatus(status, server_message(text) if text.strip() else reason)
+                retryable = idempotent
             if not retryable or attempt >= self.retries:
-                raise self._unavailable(error) from None
+                raise self._unavailable(error, attempt + 1) from None
             delay = min(self.backoff * (2**attempt), _MAX_BACKOFF)
             attempt += 1
             logger.debug(
@@ -267,9 +272,10 @@ class DashboardTransport:
             message += " (check the token and headers given to RayJobClient)"
         raise RayJobsApiError(status, message, method=method, path=path, body=text)
 
-    def _unavailable(self, error: Exception) -> RayDashboardUnavailable:
-        if isinstance(error, _RetryableStatus):
-            reason = f"HTTP {error.status} after {self.retries + 1} attempts"
+    def _unavailable(self, error: Exception, attempts: int) -> RayDashboardUnavailable:
+        if isinstance(error, _UnavailableStatus):
+            tries = f" after {attempts} attempts" if attempts > 1 else ""
+            reason = f"HTTP {error.status} ({error.message}){tries}"
         elif isinstance(error, TimeoutError | socket.timeout):
             reason = f"no answer within {self.timeout:g}s"
         elif isinstance(error, ssl.SSLCertVerificationError):
@@ -279,7 +285,8 @@ class DashboardTransport:
             )
         else:
             reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        return RayDashboardUnavailable(str(self.address), self.redact(reason))
+        status = error.status if isinstance(error, _UnavailableStatus) else None
+        return RayDashboardUnavailable(str(self.address), self.redact(reason), status=status)
 
 
 class _NotConnected(Exception):
@@ -290,10 +297,11 @@ class _NotConnected(Exception):
         self.error = error
 
 
-class _RetryableStatus(Exception):
-    def __init__(self, status: int) -> None:
-        super().__init__(f"HTTP {status}")
+class _UnavailableStatus(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
         self.status = status
+        self.message = message
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
