@@ -32,6 +32,7 @@ FULL_WIDGET: JSON = {
         "weight": 2,
         "priority": 9,
         "mode": "Fast",
+        "tier": 2,
         "name": "widget-a",
         "startAt": "2024-05-01T10:00:00Z",
         "enabled": False,
@@ -292,6 +293,8 @@ def test_unknown_fields_survive_attribute_access_and_edits(models: ModelRunner) 
         (("spec", "labels"), ["a"], "dict_type"),
         (("spec", "labels", "team"), 1, "string_type"),
         (("spec", "mode"), "Medium", "literal_error"),
+        (("spec", "tier"), 4, "literal_error"),
+        (("spec", "tier"), "1", "literal_error"),
         (("spec", "mode"), None, "literal_error"),
         (("status", "phase"), "Lost", "literal_error"),
         (("spec", "name"), "Not_Valid", "string_pattern_mismatch"),
@@ -328,6 +331,16 @@ def test_bad_values_are_rejected_at_their_json_path(
 ) -> None:
     invalid = models.errors(WIDGET, with_value(path, value))
     assert [(loc, kind) for loc, kind, _ in invalid.errors] == [(path, error)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an integer enum renders as Literal[1, 2, 3], which pydantic validates laxly: "
+    "True and 1.0 are accepted and written back as 1",
+)
+@pytest.mark.parametrize("value", [True, 1.0])
+def test_integer_enum_is_strict(models: ModelRunner, value: Any) -> None:
+    assert models.errors(WIDGET, widget(tier=value)).locs == {("spec", "tier")}
 
 
 @pytest.mark.parametrize(

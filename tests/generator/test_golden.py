@@ -115,6 +115,20 @@ def test_cel_rules_are_in_the_class_docstring(small_package: Path) -> None:
     body = class_body(small_package, WIDGET_TYPES, "WidgetSpec")
     assert "Server-side validation rules (CEL, checked by the API server only)" in body
     assert "- ``self.minReplicas <= self.replicas  (minReplicas must not exceed replicas)``" in body
+    root = class_body(small_package, "example/v1/_widget.py", "Widget")
+    assert "``self.metadata.name.size() <= 40  (widget names are at most 40 characters)``" in root
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="x-kubernetes-validations on a scalar or array property (not an object) are "
+    "dropped: only rules of nodes that become classes reach a docstring",
+)
+def test_cel_rules_of_fields_are_documented(small_package: Path) -> None:
+    spec = class_body(small_package, WIDGET_TYPES, "WidgetSpec")
+    assert "!self.startsWith('tmp-')" in field_source(spec, "name")[1]
+    assert "names starting with tmp- are reserved" in field_source(spec, "name")[1]
+    assert "self.all(t, t.size() <= 10)" in field_source(spec, "tags")[1]
 
 
 def test_deprecated_version_says_so(small_package: Path) -> None:
