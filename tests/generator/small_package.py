@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +70,12 @@ def generate(out_dir: Path, defs: KubernetesDefinitions | None = None) -> Path:
     return out_dir / "flarekit_models"
 
 
-@dataclass(frozen=True)
 class Invalid(Exception):
     """A ValidationError raised in the child, as (JSON path, error type, message) triples."""
 
-    errors: tuple[tuple[Loc, str, str], ...]
+    def __init__(self, errors: tuple[tuple[Loc, str, str], ...]) -> None:
+        super().__init__(errors)
+        self.errors = errors
 
     def __str__(self) -> str:
         return "; ".join(f"{loc}: {kind} ({msg})" for loc, kind, msg in self.errors)
