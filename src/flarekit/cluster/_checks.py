@@ -1,0 +1,396 @@
+"""Every check of a :class:`~flarekit.cluster.ClusterConfiguration`, reported together.
+
+Each problem names the parameter as the user wrote it (``worker_memory_requests``) or the
+path inside it (``worker_groups[1].memory_requests``, ``volumes[0].configMap.name``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from flarekit._quantity import is_bare_number
+from flarekit._validation import (
+    DEFAULT_EXTENDED_RESOURCES,
+    ValidationReport,
+    check_count,
+    check_dns1035_label,
+    check_dns1123_label,
+    check_dns1123_subdomain,
+    check_extended_resources,
+    check_labels,
+    check_limit_not_below_request,
+    check_min_max,
+    check_qualified_name,
+    check_quantity,
+    check_ray_image_version,
+    ray_version_of_image,
+)
+from flarekit.cluster._config import (
+    DEFAULT_RAY_VERSION,
+    MEMORY_UNIT,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    ClusterConfiguration,
+    WorkerGroup,
+)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["validate"]
+
+#: Ray's own resources, which an extended resource may not be mapped onto.
+_RAY_BUILTIN_RESOURCES = ("CPU", "memory", "object_store_memory")
+#: A bare memory number this large was almost certainly meant as bytes, not gigabytes.
+_IMPLAUSIBLE_GIGABYTES = Decimal(10) ** 6
+_ENV_NAME = re.compile(r"[\x20-\x3c\x3e-\x7e]+")
+_REDIS_ADDRESS = re.compile(r"(rediss?://)?[^\s:/]+(:[0-9]{1,5})?")
+
+
+def validate(config: ClusterConfiguration) -> ValidationReport:
+    """All problems of ``config``, in parameter order."""
+    report = ValidationReport(f"ClusterConfiguration {config.name!r}")
+    check_dns1035_label(report, "name", config.name)
+    if config.namespace is not None:
+        check_dns1123_label(report, "namespace", config.namespace)
+    _check_image(report, "image", config.image, allow_none=True)
+    check_ray_image_version(report, "image", config.image, "ray_version", config.ray_version)
+
+    mapping = _check_mapping(report, config.extended_resource_mapping)
+    _check_resources(report, config, "head_", "head_", mapping)
+    _check_resources(report, config, "worker_", "worker_", mapping)
+    _check_replicas(report, config, "")
+    check_dns1123_label(report, "worker_group_name", config.worker_group_name)
+    _check_worker_groups(report, config, mapping)
+
+    _check_bool(report, "enable_autoscaling", config.enable_autoscaling)
+    check_count(report, "autoscaler_idle_timeout_seconds", config.autoscaler_idle_timeout_seconds)
+    _check_envs(report, config.envs)
+    _check_storage(report, config)
+    _check_list_of_names(report, "image_pull_secrets", config.image_pull_secrets)
+    check_labels(report, "labels", config.labels)
+    check_labels(report, "annotations", config.annotations, values_are_labels=False)
+    _check_kueue(report, config)
+    _check_bool(report, "appwrapper", config.appwrapper)
+    _check_gcs(report, config)
+    return report
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _check_bool(report: ValidationReport, field: str, value: object) -> None:
+    if not isinstance(value, bool):
+        report.add(field, value, f"expected True or False, got {type(value).__name__}", "a bool")
+
+
+def _check_image(report: ValidationReport, field: str, value: object, *, allow_none: bool) -> None:
+    if value is None and allow_none:
+        return
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+        report.add(
+            field,
+            value,
+            "not a container image reference",
+            "an image such as 'rayproject/ray:2.47.1' or 'quay.io/org/ray:2.47.1-py311'"
+            + (", or None for the default" if allow_none else ""),
+        )
+
+
+def _check_mapping(report: ValidationReport, mapping: object) -> dict[str, str]:
+    field = "extended_resource_mapping"
+    if not isinstance(mapping, Mapping):
+        report.add(field, mapping, "expected a dict", "a dict such as {'example.com/fpga': 'FPGA'}")
+        return dict(DEFAULT_EXTENDED_RESOURCES)
+    for key, ray_name in mapping.items():
+        where = f"{field}[{key!r}]"
+        if not isinstance(key, str) or "/" not in key:
+            report.add(
+                where,
+                key,
+                "an extended resource name has a domain prefix",
+                "a name such as 'example.com/fpga'",
+            )
+        else:
+            check_qualified_name(report, where, key)
+        if not isinstance(ray_name, str) or not ray_name or ray_name in _RAY_BUILTIN_RESOURCES:
+            report.add(
+                where,
+                ray_name,
+                "not a Ray custom resource name",
+                "a non-empty name other than "
+                + ", ".join(_RAY_BUILTIN_RESOURCES)
+                + " (e.g. 'GPU', 'TPU', 'FPGA')",
+            )
+    return {**DEFAULT_EXTENDED_RESOURCES, **{str(k): str(v) for k, v in mapping.items()}}
+
+
+def _check_memory(report: ValidationReport, field: str, value: object) -> Decimal | None:
+    exact = check_quantity(report, field, value, allow_none=True)
+    if exact is None or value is None or not is_bare_number(value):
+        return exact
+    if exact >= _IMPLAUSIBLE_GIGABYTES:
+        report.add(
+            field,
+            value,
+            f"a bare number is gigabytes, so this is {exact:f}G",
+            "a quantity with a unit, e.g. '8Gi' or '8G' (bytes can be written as '8589934592e0')",
+        )
+        return None
+    return exact * MEMORY_UNIT
+
+
+def _check_resources(
+    report: ValidationReport,
+    group: ClusterConfiguration | WorkerGroup,
+    attr: str,
+    shown: str,
+    mapping: Mapping[str, str],
+) -> None:
+    """CPU, memory, devices, tolerations and node selector of the head or one worker group.
+
+    ``attr`` prefixes the attribute names (``head_``, ``worker_`` or ``""``), ``shown``
+    prefixes the names in problems (``head_``, ``worker_``, ``worker_groups[2].``).
+    """
+
+    def get(name: str) -> Any:
+        return getattr(group, attr + name)
+
+    cpu_req = check_quantity(report, shown + "cpu_requests", get("cpu_requests"), allow_none=True)
+    cpu_lim = check_quantity(report, shown + "cpu_limits", get("cpu_limits"), allow_none=True)
+    check_limit_not_below_request(
+        report, shown + "cpu_requests", cpu_req, shown + "cpu_limits", cpu_lim, get("cpu_limits")
+    )
+    mem_req = _check_memory(report, shown + "memory_requests", get("memory_requests"))
+    mem_lim = _check_memory(report, shown + "memory_limits", get("memory_limits"))
+    check_limit_not_below_request(
+        report,
+        shown + "memory_requests",
+        mem_req,
+        shown + "memory_limits",
+        mem_lim,
+        get("memory_limits"),
+    )
+    check_extended_resources(
+        report, shown + "extended_resource_requests", get("extended_resource_requests"), mapping
+    )
+    _check_models(report, shown + "tolerations", get("tolerations"), "Toleration")
+    check_labels(report, shown + "node_selector", get("node_selector"))
+
+
+def _check_replicas(
+    report: ValidationReport, group: ClusterConfiguration | WorkerGroup, shown: str
+) -> None:
+    """``num_workers`` within ``min_workers`` .. ``max_workers``, all counts."""
+    num = check_count(report, shown + "num_workers", group.num_workers)
+    low = check_count(report, shown + "min_workers", group.min_workers, allow_none=True)
+    high = check_count(report, shown + "max_workers", group.max_workers, allow_none=True)
+    if not check_min_max(report, shown + "min_workers", low, shown + "max_workers", high):
+        return
+    if num is None:
+        return
+    if low is not None and num < low:
+        report.add(
+            shown + "num_workers",
+            num,
+            f"below {shown}min_workers ({low})",
+            f"a number between {shown}min_workers and {shown}max_workers",
+        )
+    if high is not None and num > high:
+        report.add(
+            shown + "num_workers",
+            num,
+            f"above {shown}max_workers ({high})",
+            f"a number between {shown}min_workers and {shown}max_workers",
+        )
+
+
+def _check_worker_groups(
+    report: ValidationReport, config: ClusterConfiguration, mapping: Mapping[str, str]
+) -> None:
+    if not isinstance(config.worker_groups, list):
+        report.add(
+            "worker_groups", config.worker_groups, "expected a list", "a list of WorkerGroup"
+        )
+        return
+    seen = {config.worker_group_name: "worker_group_name"}
+    for i, group in enumerate(config.worker_groups):
+        shown = f"worker_groups[{i}]."
+        if not isinstance(group, WorkerGroup):
+            report.add(f"worker_groups[{i}]", group, "not a WorkerGroup", "WorkerGroup(name, ...)")
+            continue
+        if check_dns1123_label(report, shown + "name", group.name):
+            if group.name in seen:
+                report.add(
+                    shown + "name",
+                    group.name,
+                    f"the same name as {seen[group.name]}",
+                    "a name no other worker group has",
+                )
+            seen[group.name] = shown + "name"
+        _check_image(report, shown + "image", group.image, allow_none=True)
+        _check_group_image_version(report, shown + "image", group.image, config)
+        _check_resources(report, group, "", shown, mapping)
+        _check_replicas(report, group, shown)
+
+
+def _check_group_image_version(
+    report: ValidationReport, field: str, image: object, config: ClusterConfiguration
+) -> None:
+    """A worker group's own image must run the cluster's Ray version."""
+    if config.ray_version is not None or config.image is None:
+        version = config.ray_version or DEFAULT_RAY_VERSION
+        check_ray_image_version(report, field, image, "ray_version", version)
+        return
+    cluster = ray_version_of_image(config.image) if isinstance(config.image, str) else None
+    if not isinstance(image, str) or cluster is None:
+        return
+    tagged = ray_version_of_image(image)
+    if tagged is not None and tagged != cluster:
+        report.add(
+            field,
+            image,
+            f"the image runs Ray {tagged} but the cluster's image runs Ray {cluster}",
+            f"an image of Ray {cluster}, or set ray_version and matching images",
+        )
+
+
+def _check_models(report: ValidationReport, field: str, items: object, kind: str) -> list[str]:
+    """Items of a list that must each be a ``flarekit_models.core.v1`` model or its JSON dict.
+
+    Returns the ``name`` of every item that has one (for volumes and mounts).
+    """
+    from pydantic import ValidationError
+
+    import flarekit_models.core.v1 as core
+
+    if not isinstance(items, list):
+        report.add(field, items, "expected a list", f"a list of {kind} or dicts")
+        return []
+    model: type[BaseModel] = getattr(core, kind)
+    names: list[str] = []
+    for i, item in enumerate(items):
+        if isinstance(item, model):
+            names.append(getattr(item, "name", None) or "")
+            continue
+        if not isinstance(item, Mapping):
+            report.add(f"{field}[{i}]", item, "expected a dict or a model", f"a {kind} or a dict")
+            continue
+        # Named even if invalid: a mount of a volume with a typo elsewhere is not reported twice.
+        name = item.get("name")
+        names.append(name if isinstance(name, str) else "")
+        try:
+            model.model_validate(item)
+        except ValidationError as exc:
+            for error in exc.errors():
+                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+                report.add(
+                    f"{field}[{i}]{where}",
+                    error.get("input"),
+                    error["msg"],
+                    f"a valid {kind} (Kubernetes JSON field names)",
+                )
+    return names
+
+
+def _check_storage(report: ValidationReport, config: ClusterConfiguration) -> None:
+    volumes = _check_models(report, "volumes", config.volumes, "Volume")
+    mounts = _check_models(report, "volume_mounts", config.volume_mounts, "VolumeMount")
+    seen: set[str] = set()
+    for i, name in enumerate(volumes):
+        if name in seen:
+            report.add(f"volumes[{i}].name", name, "used by two volumes", "unique volume names")
+        seen.add(name)
+    for i, name in enumerate(mounts):
+        if name and name not in seen:
+            report.add(
+                f"volume_mounts[{i}].name",
+                name,
+                "no volume of that name",
+                "the name of one of volumes: " + (", ".join(sorted(seen)) or "(none given)"),
+            )
+
+
+def _check_envs(report: ValidationReport, envs: object) -> None:
+    if not isinstance(envs, Mapping):
+        report.add("envs", envs, "expected a dict", "a dict of variable names to string values")
+        return
+    for key, value in envs.items():
+        where = f"envs[{key!r}]"
+        if not isinstance(key, str) or not _ENV_NAME.fullmatch(key):
+            report.add(where, key, "not an environment variable name", "printable ASCII, no '='")
+        if not isinstance(value, str):
+            report.add(
+                where,
+                value,
+                f"expected a string, got {type(value).__name__}",
+                f"a string, e.g. {str(value)!r}",
+            )
+
+
+def _check_list_of_names(report: ValidationReport, field: str, names: object) -> None:
+    if not isinstance(names, list):
+        report.add(field, names, "expected a list", "a list of secret names")
+        return
+    for i, name in enumerate(names):
+        check_dns1123_subdomain(report, f"{field}[{i}]", name)
+
+
+def _check_kueue(report: ValidationReport, config: ClusterConfiguration) -> None:
+    labels = config.labels if isinstance(config.labels, Mapping) else {}
+    for field, label in (("local_queue", QUEUE_LABEL), ("priority_class", PRIORITY_LABEL)):
+        value = getattr(config, field)
+        if value is not None and check_dns1123_label(report, field, value):
+            given = labels.get(label)
+            if given is not None and given != value:
+                report.add(
+                    f"labels[{label!r}]",
+                    given,
+                    f"contradicts {field}={value!r}",
+                    f"the same value as {field}, or only one of the two",
+                )
+
+
+def _check_gcs(report: ValidationReport, config: ClusterConfiguration) -> None:
+    _check_bool(report, "enable_gcs_ft", config.enable_gcs_ft)
+    if config.enable_gcs_ft is not True:
+        for field in ("redis_address", "redis_password_secret", "external_storage_namespace"):
+            value = getattr(config, field)
+            if value is not None:
+                report.add(field, value, "only used with enable_gcs_ft=True", "None")
+        return
+    address = config.redis_address
+    if address is None:
+        report.add(
+            "redis_address",
+            None,
+            "required with enable_gcs_ft=True",
+            "the external Redis as 'host:port' (e.g. 'redis:6379')",
+        )
+    elif not isinstance(address, str) or not _REDIS_ADDRESS.fullmatch(address):
+        report.add(
+            "redis_address", address, "not a Redis address", "'host:port' or 'redis://host:port'"
+        )
+    secret = config.redis_password_secret
+    if secret is not None:
+        if not isinstance(secret, Mapping) or set(secret) != {"name", "key"}:
+            report.add(
+                "redis_password_secret",
+                secret,
+                "expected exactly the keys 'name' and 'key'",
+                "{'name': <secret name>, 'key': <key in the secret>}",
+            )
+        else:
+            check_dns1123_subdomain(report, "redis_password_secret['name']", secret["name"])
+            if not isinstance(secret["key"], str) or not secret["key"]:
+                report.add(
+                    "redis_password_secret['key']", secret["key"], "empty", "a key of the secret"
+                )
+    namespace = config.external_storage_namespace
+    if namespace is not None and (not isinstance(namespace, str) or not namespace):
+        report.add(
+            "external_storage_namespace", namespace, "expected a non-empty string", "a string"
+        )

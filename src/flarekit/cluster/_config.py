@@ -1,0 +1,276 @@
+"""What a Ray cluster should look like, in the parameter names CodeFlare SDK users know.
+
+:class:`ClusterConfiguration` is a plain dataclass: cheap to import, easy to read in a
+notebook, with the defaults documented below. Constructing one validates every parameter
+at once and raises a single :class:`~flarekit._validation.ConfigError` listing all problems
+before anything else happens; :meth:`ClusterConfiguration.validate` re-checks a
+configuration that was changed after construction.
+
+After validation, values are stored normalised, so a configuration compares equal to the
+one read back from the RayCluster it renders:
+
+* a bare number of memory (``8`` or ``"8"``) means gigabytes, as in CodeFlare SDK, and is
+  stored as ``"8G"``; give a unit (``"8Gi"``, ``"512Mi"``) for anything else;
+* a ``float`` quantity is stored as its canonical string (``0.5`` CPUs -> ``"500m"``);
+* extended resource counts are stored as ``int``;
+* volumes, volume mounts and tolerations given as dicts become the typed models of
+  ``flarekit_models.core.v1``;
+* the Kueue labels ``kueue.x-k8s.io/queue-name`` and ``kueue.x-k8s.io/priority-class`` in
+  ``labels`` become ``local_queue`` and ``priority_class``;
+* a missing ``ray_version`` is read from the image tag (``rayproject/ray:2.9.0-py311`` ->
+  ``"2.9.0"``), or is :data:`DEFAULT_RAY_VERSION` when no image is given; a missing
+  ``image`` becomes ``rayproject/ray:<ray_version>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
+from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
+
+if TYPE_CHECKING:
+    from flarekit_models.core.v1 import Toleration, Volume, VolumeMount
+
+__all__ = [
+    "DEFAULT_IMAGE_REPOSITORY",
+    "DEFAULT_RAY_VERSION",
+    "PRIORITY_LABEL",
+    "QUEUE_LABEL",
+    "ClusterConfiguration",
+    "QuantityValue",
+    "WorkerGroup",
+]
+
+#: Ray release used when neither ``ray_version`` nor ``image`` says otherwise.
+DEFAULT_RAY_VERSION = "2.47.1"
+#: Where the default image comes from: ``rayproject/ray:<ray_version>``.
+DEFAULT_IMAGE_REPOSITORY = "rayproject/ray"
+#: Kueue reads the LocalQueue of a workload from this label of the top-level object.
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+#: Kueue reads the WorkloadPriorityClass of a workload from this label.
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+#: CPU and memory amounts: ``2``, ``0.5``, ``"500m"``, ``"8Gi"``.
+QuantityValue = int | float | str
+
+
+@dataclass
+class WorkerGroup:
+    """An additional group of Ray workers, e.g. GPU workers beside CPU workers.
+
+    Fields mean what the ``worker_*`` parameters of :class:`ClusterConfiguration` mean for
+    the main group. It is validated as part of the configuration that holds it (its
+    problems are reported as ``worker_groups[i].<field>``).
+    """
+
+    name: str
+    _: KW_ONLY
+    num_workers: int = 1
+    #: Autoscaling bounds; ``None`` means ``num_workers``.
+    min_workers: int | None = None
+    max_workers: int | None = None
+    cpu_requests: QuantityValue | None = 1
+    cpu_limits: QuantityValue | None = 1
+    #: A bare number is gigabytes (``2`` -> ``"2G"``).
+    memory_requests: QuantityValue | None = 2
+    memory_limits: QuantityValue | None = 2
+    extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
+    #: ``None``: the cluster's image.
+    image: str | None = None
+    tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
+    node_selector: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ClusterConfiguration:
+    """A Ray cluster: one head, a main worker group and optional extra worker groups.
+
+    Only ``name`` is required. Defaults follow CodeFlare SDK: a head with 2 CPUs and 8G of
+    memory, one worker with 1 CPU and 2G, no GPUs, no autoscaling, no AppWrapper.
+
+    Parameters (all but ``name`` keyword-only):
+
+    * ``name``: the RayCluster's name (a DNS-1035 label, it names Services too).
+    * ``namespace``: where it goes; ``None`` leaves it to the client's default.
+    * ``image``: container image of every Ray node; ``None`` means
+      ``rayproject/ray:<ray_version>``. ``ray_version``: the Ray release in the image
+      (KubeRay's ``rayVersion``); a Ray image tagged with another version is an error.
+    * ``head_cpu_requests`` / ``_limits`` (2 / 2), ``head_memory_requests`` / ``_limits``
+      (8 / 8, gigabytes when bare), ``head_extended_resource_requests`` (``{}``; e.g.
+      ``{"nvidia.com/gpu": 1}``), ``head_tolerations``, ``head_node_selector``.
+    * ``num_workers`` (1), ``min_workers`` / ``max_workers`` (``None``: ``num_workers``),
+      ``worker_cpu_requests`` / ``_limits`` (1 / 1), ``worker_memory_requests`` / ``_limits``
+      (2 / 2), ``worker_extended_resource_requests``, ``worker_tolerations``,
+      ``worker_node_selector``, ``worker_group_name`` (``"workers"``).
+    * ``worker_groups``: extra :class:`WorkerGroup` s.
+    * ``extended_resource_mapping``: more device resources and the Ray resource each one
+      becomes (``{"example.com/fpga": "FPGA"}``); these win over the built-in ones
+      (``nvidia.com/gpu``, ``amd.com/gpu``, ``intel.com/gpu`` -> ``GPU``, ``google.com/tpu``
+      -> ``TPU``, ``habana.ai/gaudi`` -> ``HPU``, AWS Neuron -> ``neuron_cores``, ...).
+    * ``enable_autoscaling`` (False) and ``autoscaler_idle_timeout_seconds`` (60).
+    * ``envs``: environment variables of every Ray container; ``volumes`` and
+      ``volume_mounts`` (models of ``flarekit_models.core.v1`` or dicts in Kubernetes JSON
+      form) for every Ray pod; ``image_pull_secrets``: secret names.
+    * ``labels`` / ``annotations``: on the RayCluster.
+    * ``local_queue``: Kueue LocalQueue (label ``kueue.x-k8s.io/queue-name`` on the
+      top-level object); ``priority_class``: Kueue WorkloadPriorityClass (label
+      ``kueue.x-k8s.io/priority-class``).
+    * ``appwrapper``: wrap the RayCluster in an AppWrapper (``workload.codeflare.dev/v1beta2``).
+    * ``enable_gcs_ft``, ``redis_address``, ``redis_password_secret`` (``{"name": ...,
+      "key": ...}``), ``external_storage_namespace``: GCS fault tolerance with external Redis.
+    """
+
+    name: str
+    _: KW_ONLY
+    namespace: str | None = None
+    image: str | None = None
+    ray_version: str | None = None
+
+    head_cpu_requests: QuantityValue | None = 2
+    head_cpu_limits: QuantityValue | None = 2
+    head_memory_requests: QuantityValue | None = 8
+    head_memory_limits: QuantityValue | None = 8
+    head_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
+    head_tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
+    head_node_selector: dict[str, str] = field(default_factory=dict)
+
+    num_workers: int = 1
+    min_workers: int | None = None
+    max_workers: int | None = None
+    worker_cpu_requests: QuantityValue | None = 1
+    worker_cpu_limits: QuantityValue | None = 1
+    worker_memory_requests: QuantityValue | None = 2
+    worker_memory_limits: QuantityValue | None = 2
+    worker_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
+    worker_tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
+    worker_node_selector: dict[str, str] = field(default_factory=dict)
+    worker_group_name: str = "workers"
+    worker_groups: list[WorkerGroup] = field(default_factory=list)
+
+    extended_resource_mapping: dict[str, str] = field(default_factory=dict)
+    enable_autoscaling: bool = False
+    autoscaler_idle_timeout_seconds: int = 60
+
+    envs: dict[str, str] = field(default_factory=dict)
+    volumes: list[Volume | dict[str, Any]] = field(default_factory=list)
+    volume_mounts: list[VolumeMount | dict[str, Any]] = field(default_factory=list)
+    image_pull_secrets: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    local_queue: str | None = None
+    priority_class: str | None = None
+    appwrapper: bool = False
+
+    enable_gcs_ft: bool = False
+    redis_address: str | None = None
+    redis_password_secret: dict[str, str] | None = None
+    external_storage_namespace: str | None = None
+
+    def __post_init__(self) -> None:
+        self.validate().raise_if_problems()
+        _normalize(self)
+
+    def validate(self) -> ValidationReport:
+        """Every problem of this configuration (an empty report when it is valid)."""
+        from flarekit.cluster._checks import validate
+
+        return validate(self)
+
+    @property
+    def resource_mapping(self) -> dict[str, str]:
+        """Every known extended resource and its Ray resource: built-ins, then the user's."""
+        return {**DEFAULT_EXTENDED_RESOURCES, **self.extended_resource_mapping}
+
+    @property
+    def effective_image(self) -> str:
+        """The image Ray nodes run: ``image`` (set on construction), else the default."""
+        return self.image or f"{DEFAULT_IMAGE_REPOSITORY}:{self.ray_version or DEFAULT_RAY_VERSION}"
+
+    def main_worker_group(self) -> WorkerGroup:
+        """The ``worker_*`` parameters as a :class:`WorkerGroup`."""
+        return WorkerGroup(
+            self.worker_group_name,
+            num_workers=self.num_workers,
+            min_workers=self.min_workers,
+            max_workers=self.max_workers,
+            cpu_requests=self.worker_cpu_requests,
+            cpu_limits=self.worker_cpu_limits,
+            memory_requests=self.worker_memory_requests,
+            memory_limits=self.worker_memory_limits,
+            extended_resource_requests=self.worker_extended_resource_requests,
+            tolerations=self.worker_tolerations,
+            node_selector=self.worker_node_selector,
+        )
+
+    def all_worker_groups(self) -> list[WorkerGroup]:
+        """The main worker group, then ``worker_groups``."""
+        return [self.main_worker_group(), *self.worker_groups]
+
+
+# --- normalisation (runs only on valid configurations) -------------------------------------
+
+#: A bare number of memory is gigabytes, as in CodeFlare SDK.
+MEMORY_UNIT = Decimal(10) ** 9
+
+
+def memory_value(value: QuantityValue) -> Decimal:
+    """The number of bytes a memory parameter means (bare numbers are gigabytes)."""
+    exact = parse_quantity(value)
+    return exact * MEMORY_UNIT if is_bare_number(value) else exact
+
+
+def _cpu(value: QuantityValue | None) -> QuantityValue | None:
+    if isinstance(value, float):
+        return format_quantity(parse_quantity(value))
+    return value
+
+
+def _memory(value: QuantityValue | None) -> QuantityValue | None:
+    if value is None or not is_bare_number(value):
+        return value
+    if isinstance(value, float):
+        return format_quantity(memory_value(value))
+    return f"{str(value).lstrip('+')}G"
+
+
+def _models(kind: str, items: list[Any]) -> list[Any]:
+    import flarekit_models.core.v1 as core
+
+    model = getattr(core, kind)
+    return [item if isinstance(item, model) else model.model_validate(item) for item in items]
+
+
+def _normalize_group(group: WorkerGroup | ClusterConfiguration, prefix: str) -> None:
+    for kind in ("cpu_requests", "cpu_limits"):
+        setattr(group, prefix + kind, _cpu(getattr(group, prefix + kind)))
+    for kind in ("memory_requests", "memory_limits"):
+        setattr(group, prefix + kind, _memory(getattr(group, prefix + kind)))
+    extended = prefix + "extended_resource_requests"
+    setattr(
+        group, extended, {k: int(parse_quantity(v)) for k, v in getattr(group, extended).items()}
+    )
+    tolerations = prefix + "tolerations"
+    setattr(group, tolerations, _models("Toleration", getattr(group, tolerations)))
+
+
+def _normalize(config: ClusterConfiguration) -> None:
+    _normalize_group(config, "head_")
+    _normalize_group(config, "worker_")
+    for group in config.worker_groups:
+        _normalize_group(group, "")
+    config.volumes = _models("Volume", config.volumes)
+    config.volume_mounts = _models("VolumeMount", config.volume_mounts)
+    labels = dict(config.labels)
+    config.local_queue = labels.pop(QUEUE_LABEL, None) or config.local_queue
+    config.priority_class = labels.pop(PRIORITY_LABEL, None) or config.priority_class
+    config.labels = labels
+    if config.ray_version is None:
+        config.ray_version = (
+            DEFAULT_RAY_VERSION if config.image is None else ray_version_of_image(config.image)
+        )
+    if config.image is None:
+        config.image = f"{DEFAULT_IMAGE_REPOSITORY}:{config.ray_version}"
