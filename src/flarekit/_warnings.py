@@ -8,6 +8,7 @@ them the Python way, so users can see, filter or escalate them with the `warning
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from collections.abc import Iterable
 
@@ -40,8 +41,21 @@ def parse_warning_header(value: str) -> list[str]:
     return texts
 
 
-def emit(header_values: Iterable[str], stacklevel: int = 4) -> None:
+def _outside_flarekit() -> int:
+    """The `stacklevel` of the first caller outside flarekit's private modules, so a warning
+    points at the user's line that made the request, however deep the call came from."""
+    level, frame = 2, sys._getframe(2)  # 1 would be emit() itself
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).startswith(
+        "flarekit._"
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def emit(header_values: Iterable[str]) -> None:
     """Issue one `ServerWarning` per warning text found in the `Warning` headers."""
-    for value in header_values:
-        for text in parse_warning_header(value):
-            warnings.warn(text, ServerWarning, stacklevel=stacklevel)
+    texts = [text for value in header_values for text in parse_warning_header(value)]
+    if texts:
+        level = _outside_flarekit()
+        for text in texts:
+            warnings.warn(text, ServerWarning, stacklevel=level)
