@@ -69,6 +69,7 @@ def validate(config: ClusterConfiguration) -> ValidationReport:
     _check_bool(report, "enable_autoscaling", config.enable_autoscaling)
     check_count(report, "autoscaler_idle_timeout_seconds", config.autoscaler_idle_timeout_seconds)
     _check_envs(report, config.envs)
+    _check_operator_envs(report, config)
     _check_storage(report, config)
     _check_list_of_names(report, "image_pull_secrets", config.image_pull_secrets)
     check_labels(report, "labels", config.labels)
@@ -331,6 +332,38 @@ def _check_envs(report: ValidationReport, envs: object) -> None:
             )
 
 
+def _check_operator_envs(report: ValidationReport, config: ClusterConfiguration) -> None:
+    """Variables the KubeRay operator refuses in the head container, as it words it."""
+    envs = config.envs if isinstance(config.envs, Mapping) else {}
+    redis_vars = ("RAY_REDIS_ADDRESS", "REDIS_PASSWORD", "REDIS_USERNAME")
+    for name in redis_vars:
+        if name in envs and (config.enable_gcs_ft is True or name == "RAY_REDIS_ADDRESS"):
+            report.add(
+                f"envs[{name!r}]",
+                envs[name],
+                "KubeRay refuses Redis settings in environment variables",
+                "enable_gcs_ft=True with redis_address / redis_password_secret instead",
+            )
+    autoscaler_v2 = envs.get("RAY_enable_autoscaler_v2")
+    if autoscaler_v2 in ("1", "true") and config.enable_autoscaling is not True:
+        report.add(
+            "envs['RAY_enable_autoscaler_v2']",
+            autoscaler_v2,
+            "KubeRay refuses autoscaler v2 without autoscaling",
+            "enable_autoscaling=True, or drop the variable",
+        )
+
+
+def _check_queue_name(report: ValidationReport, field: str, value: object) -> bool:
+    """A LocalQueue / WorkloadPriorityClass name, which must also fit in a label value."""
+    if not check_dns1123_subdomain(report, field, value) or not isinstance(value, str):
+        return False
+    if len(value) > 63:
+        report.add(field, value, "too long for a label value", "a name of at most 63 characters")
+        return False
+    return True
+
+
 def _check_list_of_names(report: ValidationReport, field: str, names: object) -> None:
     if not isinstance(names, list):
         report.add(field, names, "expected a list", "a list of secret names")
@@ -343,7 +376,7 @@ def _check_kueue(report: ValidationReport, config: ClusterConfiguration) -> None
     labels = config.labels if isinstance(config.labels, Mapping) else {}
     for field, label in (("local_queue", QUEUE_LABEL), ("priority_class", PRIORITY_LABEL)):
         value = getattr(config, field)
-        if value is not None and check_dns1123_label(report, field, value):
+        if value is not None and _check_queue_name(report, field, value):
             given = labels.get(label)
             if given is not None and given != value:
                 report.add(

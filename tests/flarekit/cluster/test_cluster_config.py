@@ -117,6 +117,18 @@ def test_ray_version_is_read_from_the_image() -> None:
             "'name' and 'key'",
         ),
         ({"worker_memory_requests": 8589934592}, "worker_memory_requests", "gigabytes"),
+        ({"local_queue": "q" * 64}, "local_queue", "too long for a label value"),
+        ({"envs": {"RAY_REDIS_ADDRESS": "r:6379"}}, "envs['RAY_REDIS_ADDRESS']", "KubeRay refuses"),
+        (
+            {"enable_gcs_ft": True, "redis_address": "r:1", "envs": {"REDIS_PASSWORD": "x"}},
+            "envs['REDIS_PASSWORD']",
+            "redis_password_secret",
+        ),
+        (
+            {"envs": {"RAY_enable_autoscaler_v2": "1"}},
+            "envs['RAY_enable_autoscaler_v2']",
+            "enable_autoscaling=True",
+        ),
         (
             {"volumes": [{"name": "v", "configMap": {"name": 3}}]},
             "volumes[0].configMap.name",
@@ -200,6 +212,17 @@ def test_worker_group_problems_carry_their_path() -> None:
 def test_worker_group_name_clashes_with_main_group() -> None:
     found = problems(worker_groups=[WorkerGroup("workers")])
     assert "the same name as worker_group_name" in found["worker_groups[0].name"]
+
+
+def test_queue_names_may_be_subdomains() -> None:
+    c = ClusterConfiguration("demo", local_queue="team.a-queue", priority_class="p.high")
+    assert (c.local_queue, c.priority_class) == ("team.a-queue", "p.high")
+    c = ClusterConfiguration(
+        "demo",
+        enable_autoscaling=True,
+        envs={"RAY_enable_autoscaler_v2": "1", "REDIS_PASSWORD": "x"},
+    )
+    assert c.envs["RAY_enable_autoscaler_v2"] == "1"
 
 
 def test_user_mapping_adds_devices() -> None:
