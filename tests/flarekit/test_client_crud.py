@@ -12,6 +12,7 @@ from client_support import client, cluster, ns, raycluster, raycluster_body  # n
 from flarekit import (
     ALL_NAMESPACES,
     AlreadyExists,
+    ApiError,
     Client,
     Conflict,
     NotFound,
@@ -181,6 +182,16 @@ def test_field_validation_warn_surfaces_a_server_warning(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         client.create(raycluster("i", bogus=1), namespace=ns, field_validation="Ignore")
+
+
+def test_field_validation_strict_rejects_unknown_fields(
+    cluster: FakeCluster, client: Client, ns: str
+) -> None:
+    with pytest.raises(ApiError) as info:
+        client.create(raycluster("strict", bogus=1), namespace=ns, field_validation="Strict")
+    assert type(info.value) is ApiError  # 400 BadRequest has no narrower class
+    assert info.value.reason == "BadRequest" and 'unknown field "spec.bogus"' in info.value.message
+    assert cluster.get("rayclusters", "strict", ns) is None
 
 
 def test_status_subresource(cluster: FakeCluster, client: Client, ns: str) -> None:
