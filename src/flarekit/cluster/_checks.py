@@ -244,7 +244,10 @@ def _check_group_image_version(
     """A worker group's own image must run the cluster's Ray version."""
     if config.ray_version is not None or config.image is None:
         version = config.ray_version or DEFAULT_RAY_VERSION
-        check_ray_image_version(report, field, image, "ray_version", version)
+        found = ValidationReport()
+        check_ray_image_version(found, field, image, "ray_version", version)
+        # A bad ray_version itself is reported once, by the cluster-level check.
+        report.problems.extend(p for p in found if p.field == field)
         return
     cluster = ray_version_of_image(config.image) if isinstance(config.image, str) else None
     if not isinstance(image, str) or cluster is None:
@@ -264,13 +267,15 @@ def _check_models(report: ValidationReport, field: str, items: object, kind: str
 
     Returns the ``name`` of every item that has one (for volumes and mounts).
     """
+    if not isinstance(items, list):
+        report.add(field, items, "expected a list", f"a list of {kind} or dicts")
+        return []
+    if not items:
+        return []  # without importing the models
     from pydantic import ValidationError
 
     import flarekit_models.core.v1 as core
 
-    if not isinstance(items, list):
-        report.add(field, items, "expected a list", f"a list of {kind} or dicts")
-        return []
     model: type[BaseModel] = getattr(core, kind)
     names: list[str] = []
     for i, item in enumerate(items):

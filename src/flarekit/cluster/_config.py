@@ -121,6 +121,11 @@ class ClusterConfiguration:
     * ``appwrapper``: wrap the RayCluster in an AppWrapper (``workload.codeflare.dev/v1beta2``).
     * ``enable_gcs_ft``, ``redis_address``, ``redis_password_secret`` (``{"name": ...,
       "key": ...}``), ``external_storage_namespace``: GCS fault tolerance with external Redis.
+
+    CodeFlare SDK's deprecated names (``head_cpus``, ``min_cpus``, ``max_memory``,
+    ``num_gpus``, ...) are not accepted; use the ``*_requests`` / ``*_limits`` and
+    ``*_extended_resource_requests`` parameters. There is no ``write_to_file``:
+    ``to_yaml(config)`` gives the text to write.
     """
 
     name: str
@@ -238,6 +243,8 @@ def _memory(value: QuantityValue | None) -> QuantityValue | None:
 
 
 def _models(kind: str, items: list[Any]) -> list[Any]:
+    if not items:
+        return []  # without importing the models
     import flarekit_models.core.v1 as core
 
     model = getattr(core, kind)

@@ -13,6 +13,9 @@ Kueue reads the queue (``kueue.x-k8s.io/queue-name``) and priority class
 RayCluster, or on the AppWrapper when wrapped (the AppWrapper controller admits what it
 holds). They are never dropped.
 
+GCS fault tolerance is rendered as ``spec.gcsFaultToleranceOptions``, which the KubeRay
+v1.1 CRD does not know (its API server drops the field); v1.4 and later keep it.
+
 :func:`to_dict` and :func:`to_yaml` give the Kubernetes JSON / block-style YAML with sorted
 keys, the same text for the same configuration.
 """

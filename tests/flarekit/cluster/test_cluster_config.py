@@ -209,6 +209,11 @@ def test_worker_group_problems_carry_their_path() -> None:
     assert "did you mean '8Gi'" in found["worker_groups[0].memory_requests"]
 
 
+def test_a_bad_ray_version_is_reported_once() -> None:
+    found = problems(ray_version="two", worker_groups=[WorkerGroup("a"), WorkerGroup("b")])
+    assert list(found) == ["ray_version"]
+
+
 def test_worker_group_name_clashes_with_main_group() -> None:
     found = problems(worker_groups=[WorkerGroup("workers")])
     assert "the same name as worker_group_name" in found["worker_groups[0].name"]
@@ -261,12 +266,12 @@ def test_models_are_accepted_as_they_are() -> None:
     )
 
 
-def test_import_is_cheap() -> None:
+def test_import_and_a_plain_configuration_are_cheap() -> None:
     import subprocess
     import sys
 
     code = (
-        "import sys, flarekit.cluster; "
+        "import sys, flarekit.cluster; flarekit.cluster.ClusterConfiguration('demo'); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'kubernetes', 'pydantic', 'yaml', 'flarekit_models'}))"
     )
