@@ -19,7 +19,8 @@ read the request log, and seed or drive objects directly::
 Not modelled (see docs/fakecluster.md): CEL validation rules (`x-kubernetes-validations`),
 conversion webhooks (objects are stored in the storage version and converted between served
 versions by rewriting `apiVersion` only), admission webhooks, real controllers/operators
-(there is a `Controller` seam to simulate them), garbage collection of dependents (a
+(there is a `Controller` seam, and simulated KubeRay, Kueue, Trainer and AppWrapper
+controllers that are off unless registered), garbage collection of dependents (a
 `propagationPolicy` is accepted and ignored), full-fidelity server-side apply (ownership is
 per map leaf, lists are atomic), built-in resources other than namespaces, protobuf and table
 output, and authentication other than bearer tokens.
@@ -31,16 +32,29 @@ from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, RecordedRequest
 from flarekit.testing._resources import CRDError
 from flarekit.testing._server import FakeCluster
+from flarekit.testing._sim_appwrapper import AppWrapperController
+from flarekit.testing._sim_base import ManualClock, SimController
+from flarekit.testing._sim_kueue import KueueController
+from flarekit.testing._sim_raycluster import RayClusterController
+from flarekit.testing._sim_rayjob import RayJobController
+from flarekit.testing._sim_trainjob import TrainJobController
 from flarekit.testing._store import Event
 
 __all__ = [
     "ApiError",
+    "AppWrapperController",
     "CRDError",
     "Controller",
     "Event",
     "FakeCluster",
     "FaultRule",
+    "KueueController",
+    "ManualClock",
+    "RayClusterController",
+    "RayJobController",
     "RecordedRequest",
     "Rule",
+    "SimController",
+    "TrainJobController",
     "rule",
 ]

@@ -1,0 +1,279 @@
+"""A simulated Kueue: Workloads for queued jobs, admission, and suspension until admitted.
+
+For a RayCluster, RayJob, TrainJob or AppWrapper labelled `kueue.x-k8s.io/queue-name` (and
+not owned by another job), Kueue creates a Workload in the job's namespace, named
+`<kind>-<job>-<suffix>`, owned by the job, listing the job's pod sets, and keeps the job
+suspended (`spec.suspend: true`, which Kueue's webhook sets on create) until the Workload is
+admitted. Admission needs the LocalQueue, its ClusterQueue, and every ResourceFlavor the
+ClusterQueue names; otherwise the Workload stays pending with Kueue's `QuotaReserved: False`
+/ `Inadmissible` condition and message (`LocalQueue x doesn't exist`, `ClusterQueue y is
+inactive`, ...). Admitting writes `status.admission` (the ClusterQueue, a flavor per
+requested resource, the resource usage per pod set) and the `QuotaReserved` and `Admitted`
+conditions, then unsuspends the job. Quota amounts are not enforced. A finished job marks its
+Workload `Finished`; a deleted job takes its Workload with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from flarekit.testing import _sim_podsets as podsets
+from flarekit.testing import _sim_quantity as quantity
+from flarekit.testing._sim_base import (
+    QUEUE_LABEL,
+    Clock,
+    SimController,
+    check_delay,
+    condition,
+    controller_owner,
+    delete_quietly,
+    is_suspended,
+    owner_reference,
+    set_condition,
+    suffix,
+)
+from flarekit.testing._store import Event
+
+if TYPE_CHECKING:
+    from flarekit.testing._server import FakeCluster
+
+JSON = dict[str, Any]
+
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+#: The job kinds this simulation queues, by resource name.
+JOBS = {
+    "rayclusters.ray.io": "RayCluster",
+    "rayjobs.ray.io": "RayJob",
+    "trainjobs.trainer.kubeflow.org": "TrainJob",
+    "appwrappers.workload.codeflare.dev": "AppWrapper",
+}
+WORKLOADS = "workloads.kueue.x-k8s.io"
+
+
+def finished(kind: str, obj: Mapping[str, Any]) -> tuple[bool, str] | None:
+    """(succeeded, message) once a job has ended, else None."""
+    status = obj.get("status") or {}
+    if kind == "RayJob" and status.get("jobDeploymentStatus") in ("Complete", "Failed"):
+        ok = status["jobDeploymentStatus"] == "Complete"
+        return ok, "Job finished successfully" if ok else str(status.get("message") or "Job failed")
+    if kind == "TrainJob":
+        for type_, ok in (("Complete", True), ("Failed", False)):
+            found = condition(obj, type_)
+            if found is not None and found.get("status") == "True":
+                return ok, str(found.get("message") or type_)
+    if kind == "AppWrapper" and status.get("phase") in ("Succeeded", "Failed"):
+        ok = status["phase"] == "Succeeded"
+        return ok, "AppWrapper finished successfully" if ok else "AppWrapper failed"
+    return None
+
+
+class KueueController(SimController):
+    """Queues labelled jobs and admits their Workloads `admit_after` seconds after creation.
+
+    With `pending=True` nothing is admitted until the test calls `admit(workload_or_job,
+    namespace)`; a Workload whose queues are missing or inactive stays pending either way.
+    """
+
+    resource = WORKLOADS
+
+    def __init__(
+        self, admit_after: float = 0.0, *, pending: bool = False, clock: Clock | None = None
+    ) -> None:
+        super().__init__(clock)
+        check_delay("admit_after", admit_after)
+        self.admit_after = admit_after
+        self.pending = pending
+        self._to_admit: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def admit(self, name: str, namespace: str = "default") -> None:
+        """Let a Workload (by its own name or its job's name) be admitted on the next tick."""
+        with self._lock:
+            self._to_admit.add((namespace, name))
+
+    # -- jobs -----------------------------------------------------------------------------------
+
+    def on_other_event(self, cluster: FakeCluster, event: Event) -> None:
+        resource = f"{event.key[1]}.{event.key[0]}"
+        kind = JOBS.get(resource)
+        if kind is None:
+            return
+        obj = event.obj
+        if event.type == "DELETED":
+            for workload in self._workloads_of(cluster, obj):
+                delete_quietly(cluster, WORKLOADS, workload)
+            return
+        current = cluster.get(resource, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+        if current is None or current["metadata"]["uid"] != obj["metadata"]["uid"]:
+            return  # gone since: its DELETED event follows
+        obj = current
+        labels = obj["metadata"].get("labels") or {}
+        if not labels.get(QUEUE_LABEL) or controller_owner(obj) is not None:
+            return
+        workloads = self._workloads_of(cluster, obj)
+        workload = workloads[0] if workloads else self._create_workload(cluster, kind, obj)
+        admitted = condition(workload, "Admitted")
+        done = finished(kind, obj)
+        if admitted is None or admitted.get("status") != "True":
+            if done is None and not is_suspended(obj):  # as Kueue's webhook does on create
+                meta = obj["metadata"]
+                patch = {"spec": {"suspend": True}}
+                cluster.patch(resource, meta["name"], patch, meta.get("namespace"))
+        elif done is not None and condition(workload, "Finished") is None:
+            reason = "Succeeded" if done[0] else "Failed"
+            self._set_conditions(cluster, workload, [("Finished", True, reason, done[1])])
+
+    def _workloads_of(self, cluster: FakeCluster, job: Mapping[str, Any]) -> list[JSON]:
+        uid = job["metadata"].get("uid")
+        return [
+            w
+            for w in cluster.objects(WORKLOADS, job["metadata"].get("namespace"))
+            if (w["metadata"].get("labels") or {}).get(JOB_UID_LABEL) == uid
+        ]
+
+    def _create_workload(self, cluster: FakeCluster, kind: str, job: JSON) -> JSON:
+        meta = job["metadata"]
+        rt = self.rt(cluster)
+        prefix = f"{kind.lower()}-{meta['name']}"[:240]
+        sets = [
+            {"name": name, "count": count, "template": template}
+            for name, count, template in podsets.for_job(cluster, kind, job)
+        ]
+        return cluster.create(
+            {
+                "apiVersion": rt.api_version(rt.storage_version),
+                "kind": "Workload",
+                "metadata": {
+                    "name": f"{prefix}-{suffix(str(meta['uid']), kind)}",
+                    "namespace": meta.get("namespace"),
+                    "labels": {JOB_UID_LABEL: str(meta["uid"])},
+                    "ownerReferences": [owner_reference(job)],
+                },
+                "spec": {"queueName": meta["labels"][QUEUE_LABEL], "podSets": sets},
+            }
+        )
+
+    # -- admission ------------------------------------------------------------------------------
+
+    def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
+        found = condition(obj, "Admitted")
+        if (found is not None and found.get("status") == "True") or condition(obj, "Finished"):
+            return
+        owner = controller_owner(obj) or {}
+        job_resource = next((r for r, k in JOBS.items() if k == owner.get("kind")), None)
+        if job_resource is None:
+            return
+        ns = obj["metadata"]["namespace"]
+        blocked, cluster_queue = self._blocker(cluster, obj)
+        if blocked is None and cluster_queue is not None:
+            assignments, blocked = self._assign(cluster, obj, cluster_queue)
+        if blocked is not None:
+            self._set_conditions(cluster, obj, [("QuotaReserved", False, "Inadmissible", blocked)])
+            return
+        assert cluster_queue is not None
+        cq_name = cluster_queue["metadata"]["name"]
+        with self._lock:
+            asked = {(ns, obj["metadata"]["name"]), (ns, str(owner.get("name")))} & self._to_admit
+        if since < self.admit_after or (self.pending and not asked):
+            message = f"Workload is waiting for admission to ClusterQueue {cq_name}"
+            self._set_conditions(cluster, obj, [("QuotaReserved", False, "Pending", message)])
+            return
+        with self._lock:
+            self._to_admit -= asked
+        self.write_status(
+            cluster,
+            obj,
+            {
+                "admission": {"clusterQueue": cq_name, "podSetAssignments": assignments},
+                "conditions": self._conditions_with(
+                    obj,
+                    [
+                        (
+                            "QuotaReserved",
+                            True,
+                            "QuotaReserved",
+                            f"Quota reserved in ClusterQueue {cq_name}",
+                        ),
+                        ("Admitted", True, "Admitted", "The workload is admitted"),
+                    ],
+                ),
+            },
+        )
+        job = cluster.get(job_resource, str(owner.get("name")), ns)
+        if job is not None and is_suspended(job):
+            cluster.patch(job_resource, job["metadata"]["name"], {"spec": {"suspend": False}}, ns)
+
+    def _blocker(self, cluster: FakeCluster, workload: JSON) -> tuple[str | None, JSON | None]:
+        """Why the Workload cannot be admitted yet (Kueue's wording), and its ClusterQueue."""
+        ns = workload["metadata"]["namespace"]
+        queue_name = str((workload.get("spec") or {}).get("queueName", ""))
+        local = cluster.get("localqueues.kueue.x-k8s.io", queue_name, ns)
+        if local is None:
+            return f"LocalQueue {queue_name} doesn't exist", None
+        if (local.get("spec") or {}).get("stopPolicy", "None") != "None":
+            return f"LocalQueue {queue_name} is inactive", None
+        cq_name = str((local.get("spec") or {}).get("clusterQueue", ""))
+        cq = cluster.get("clusterqueues.kueue.x-k8s.io", cq_name)
+        if cq is None:
+            return f"ClusterQueue {cq_name} doesn't exist", None
+        flavors = [
+            f.get("name")
+            for group in (cq.get("spec") or {}).get("resourceGroups") or []
+            for f in group.get("flavors") or []
+        ]
+        missing = [
+            f for f in flavors if cluster.get("resourceflavors.kueue.x-k8s.io", str(f)) is None
+        ]
+        if missing or (cq.get("spec") or {}).get("stopPolicy", "None") != "None":
+            return f"ClusterQueue {cq_name} is inactive", cq
+        return None, cq
+
+    def _assign(
+        self, cluster: FakeCluster, workload: JSON, cq: JSON
+    ) -> tuple[list[JSON], str | None]:
+        """A flavor for every requested resource: the first flavor of the resource group
+        that covers it, as Kueue tries flavors in order."""
+        groups = (cq.get("spec") or {}).get("resourceGroups") or []
+        out = []
+        for pod_set in (workload.get("spec") or {}).get("podSets") or []:
+            count = int(pod_set.get("count") or 0)
+            per_pod = quantity.pod_requests(pod_set.get("template") or {})
+            flavors: dict[str, str] = {}
+            usage: dict[str, str] = {}
+            for resource, amount in sorted(per_pod.items()):
+                group = next(
+                    (g for g in groups if resource in (g.get("coveredResources") or [])), None
+                )
+                if group is None or not group.get("flavors"):
+                    message = (
+                        f"couldn't assign flavors to pod set {pod_set.get('name')}: resource "
+                        f"{resource} unavailable in ClusterQueue"
+                    )
+                    return [], message
+                flavors[resource] = str(group["flavors"][0]["name"])
+                usage[resource] = quantity.spell(resource, amount * count)
+            out.append(
+                {
+                    "name": pod_set.get("name"),
+                    "flavors": flavors,
+                    "resourceUsage": usage,
+                    "count": count,
+                }
+            )
+        return out, None
+
+    # -- conditions -----------------------------------------------------------------------------
+
+    def _conditions_with(self, obj: JSON, changes: list[tuple[str, bool, str, str]]) -> list[JSON]:
+        conditions = list((obj.get("status") or {}).get("conditions") or [])
+        generation = obj["metadata"].get("generation")
+        for type_, status, reason, message in changes:
+            conditions = set_condition(conditions, type_, status, reason, message, generation)
+        return conditions
+
+    def _set_conditions(
+        self, cluster: FakeCluster, obj: JSON, changes: list[tuple[str, bool, str, str]]
+    ) -> None:
+        self.write_status(cluster, obj, {"conditions": self._conditions_with(obj, changes)})

@@ -1,0 +1,240 @@
+"""A simulated KubeRay RayJob controller: Initializing -> Running -> Complete or Failed.
+
+As KubeRay does it, a new RayJob gets a `jobId` and a `rayClusterName`, and either creates
+its own RayCluster from `spec.rayClusterSpec` (owned by the job, named `<job>-<suffix>`) or
+uses the cluster named by `spec.clusterSelector["ray.io/cluster"]`. After `start_after`
+seconds (and, with `wait_for_cluster`, once that cluster's `state` is `ready`) the job is
+Running with Ray's job status PENDING, then RUNNING on the next tick, and `run_for` seconds
+later Complete/SUCCEEDED or Failed/FAILED (`reason: AppFailed` and a `message`). With
+`shutdownAfterJobFinishes` the job's own cluster is deleted `ttlSecondsAfterFinished` after
+the end. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
+`Suspending` (its cluster deleted) back to `Suspended`; resuming starts it over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from flarekit.testing._sim_base import (
+    Clock,
+    SimController,
+    check_delay,
+    delete_quietly,
+    is_suspended,
+    owner_reference,
+    suffix,
+    timestamp,
+)
+
+if TYPE_CHECKING:
+    from flarekit.testing._server import FakeCluster
+
+JSON = dict[str, Any]
+
+CLUSTER_LABEL = "ray.io/cluster"
+DEFAULT_FAILURE = "Job entrypoint command failed with exit code 1"
+_RESET = {
+    "jobId": None,
+    "rayClusterName": None,
+    "dashboardURL": None,
+    "jobStatus": None,
+    "startTime": None,
+    "endTime": None,
+    "rayClusterStatus": None,
+    "reason": None,
+    "message": None,
+}
+
+
+class RayJobController(SimController):
+    """Runs RayJobs on a schedule: `start_after` seconds initializing, `run_for` running.
+
+    `fail=True` (or `fail_when(obj)` returning True) ends jobs Failed with `failure_message`.
+    `wait_for_cluster=True` keeps a job Initializing until its RayCluster is ready (register a
+    `RayClusterController` too).
+    """
+
+    resource = "rayjobs.ray.io"
+
+    def __init__(
+        self,
+        start_after: float = 0.0,
+        run_for: float = 0.0,
+        *,
+        fail: bool = False,
+        fail_when: Callable[[JSON], bool] | None = None,
+        failure_message: str = DEFAULT_FAILURE,
+        wait_for_cluster: bool = False,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(clock)
+        check_delay("start_after", start_after)
+        check_delay("run_for", run_for)
+        self.start_after = start_after
+        self.run_for = run_for
+        self.fail = fail
+        self.fail_when = fail_when
+        self.failure_message = failure_message
+        self.wait_for_cluster = wait_for_cluster
+        self._running_since: dict[str, float] = {}
+        self._ended_at: dict[str, float] = {}
+
+    # -- the state machine ----------------------------------------------------------------------
+
+    def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
+        uid = str(obj["metadata"]["uid"])
+        status = obj.get("status") or {}
+        state = status.get("jobDeploymentStatus") or "New"
+        if state in ("Complete", "Failed"):
+            self._maybe_shut_down(cluster, obj)
+            return
+        if is_suspended(obj):
+            self._suspend(cluster, obj, state)
+            return
+        if state == "Suspended":
+            self.restart_schedule(obj)
+            self._running_since.pop(uid, None)
+            self.write_status(cluster, obj, {**_RESET, "jobDeploymentStatus": "New"})
+            return
+        if state in ("New", "Suspending"):
+            self._initialize(cluster, obj)
+            return
+        cluster_obj = self._cluster(cluster, obj)
+        if state == "Initializing":
+            ready = cluster_obj is not None and (
+                not self.wait_for_cluster
+                or (cluster_obj.get("status") or {}).get("state") == "ready"
+            )
+            if ready and since >= self.start_after:
+                self._running_since[uid] = self.clock()
+                self.write_status(cluster, obj, self._running(obj, cluster_obj, "PENDING"))
+            return
+        running_for = self.clock() - self._running_since.setdefault(uid, self.clock())
+        if status.get("jobStatus") == "PENDING":
+            self.write_status(cluster, obj, self._running(obj, cluster_obj, "RUNNING"))
+        elif running_for >= self.run_for:
+            self._finish(cluster, obj, cluster_obj)
+
+    def _initialize(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta, spec = obj["metadata"], obj.get("spec") or {}
+        uid, name = str(meta["uid"]), str(meta["name"])
+        selector = spec.get("clusterSelector") or {}
+        if selector.get(CLUSTER_LABEL):
+            cluster_name = str(selector[CLUSTER_LABEL])
+        else:
+            attempt = str(self.clock())
+            cluster_name = f"{name}-{suffix(uid, 'cluster', attempt)}"
+            self._create_cluster(cluster, obj, cluster_name)
+        self.write_status(
+            cluster,
+            obj,
+            {
+                **_RESET,
+                "jobDeploymentStatus": "Initializing",
+                "jobId": f"{name}-{suffix(uid, 'job', str(self.clock()))}",
+                "rayClusterName": cluster_name,
+                "startTime": timestamp(),
+                "observedGeneration": meta.get("generation"),
+            },
+        )
+
+    def _create_cluster(self, cluster: FakeCluster, obj: JSON, name: str) -> None:
+        meta, spec = obj["metadata"], obj.get("spec") or {}
+        if not spec.get("rayClusterSpec"):
+            return
+        rt = cluster.resource("rayclusters.ray.io")
+        cluster.create(
+            {
+                "apiVersion": rt.api_version(rt.storage_version),
+                "kind": "RayCluster",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta.get("namespace"),
+                    "labels": {
+                        "ray.io/originated-from-crd": "RayJob",
+                        "ray.io/originated-from-cr-name": meta["name"],
+                    },
+                    "ownerReferences": [owner_reference(obj)],
+                },
+                "spec": spec["rayClusterSpec"],
+            }
+        )
+
+    def _running(self, obj: JSON, cluster_obj: JSON | None, job_status: str) -> JSON:
+        ns = obj["metadata"].get("namespace")
+        cluster_status = dict((cluster_obj or {}).get("status") or {})
+        head = cluster_status.get("head") or {}
+        service = (
+            head.get("serviceName")
+            or f"{(cluster_obj or {}).get('metadata', {}).get('name')}-head-svc"
+        )
+        return {
+            "jobDeploymentStatus": "Running",
+            "jobStatus": job_status,
+            "dashboardURL": f"{service}.{ns}.svc.cluster.local:8265",
+            "rayClusterStatus": cluster_status or None,
+            "observedGeneration": obj["metadata"].get("generation"),
+        }
+
+    def _finish(self, cluster: FakeCluster, obj: JSON, cluster_obj: JSON | None) -> None:
+        failed = self.fail or (self.fail_when is not None and self.fail_when(obj))
+        now = timestamp()
+        status = obj.get("status") or {}
+        self._ended_at[str(obj["metadata"]["uid"])] = self.clock()
+        self.write_status(
+            cluster,
+            obj,
+            {
+                "jobDeploymentStatus": "Failed" if failed else "Complete",
+                "jobStatus": "FAILED" if failed else "SUCCEEDED",
+                "endTime": now,
+                "rayJobInfo": {"startTime": status.get("startTime", now), "endTime": now},
+                "reason": "AppFailed" if failed else None,
+                "message": self.failure_message if failed else None,
+                "succeeded": 0 if failed else 1,
+                "failed": 1 if failed else 0,
+                "rayClusterStatus": (cluster_obj or {}).get("status") or None,
+                "observedGeneration": obj["metadata"].get("generation"),
+            },
+        )
+
+    def _suspend(self, cluster: FakeCluster, obj: JSON, state: str) -> None:
+        if state in ("New", "Suspended"):
+            self.write_status(cluster, obj, {"jobDeploymentStatus": "Suspended"})
+        elif state != "Suspending":
+            self.write_status(cluster, obj, {"jobDeploymentStatus": "Suspending"})
+        else:
+            self._delete_own_cluster(cluster, obj)
+            self.write_status(cluster, obj, {**_RESET, "jobDeploymentStatus": "Suspended"})
+
+    # -- the job's RayCluster -------------------------------------------------------------------
+
+    def _cluster(self, cluster: FakeCluster, obj: JSON) -> JSON | None:
+        name = (obj.get("status") or {}).get("rayClusterName")
+        if not name:
+            return None
+        return cluster.get("rayclusters.ray.io", name, obj["metadata"].get("namespace"))
+
+    def _owns(self, obj: JSON, cluster_obj: JSON) -> bool:
+        refs = cluster_obj["metadata"].get("ownerReferences") or []
+        return any(r.get("uid") == obj["metadata"]["uid"] for r in refs)
+
+    def _delete_own_cluster(self, cluster: FakeCluster, obj: JSON) -> None:
+        found = self._cluster(cluster, obj)
+        if found is not None and self._owns(obj, found):
+            delete_quietly(cluster, "rayclusters.ray.io", found)
+
+    def _maybe_shut_down(self, cluster: FakeCluster, obj: JSON) -> None:
+        spec = obj.get("spec") or {}
+        if not spec.get("shutdownAfterJobFinishes"):
+            return
+        ended = self._ended_at.setdefault(str(obj["metadata"]["uid"]), self.clock())
+        if self.clock() - ended >= float(spec.get("ttlSecondsAfterFinished") or 0):
+            self._delete_own_cluster(cluster, obj)
+
+    def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
+        """Garbage-collect the job's own cluster, as ownerReferences would on a real cluster."""
+        self._running_since.pop(str(obj["metadata"].get("uid")), None)
+        self._ended_at.pop(str(obj["metadata"].get("uid")), None)
+        self._delete_own_cluster(cluster, obj)
