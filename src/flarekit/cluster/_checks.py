@@ -67,7 +67,15 @@ def validate(config: ClusterConfiguration) -> ValidationReport:
     _check_worker_groups(report, config, mapping)
 
     _check_bool(report, "enable_autoscaling", config.enable_autoscaling)
-    check_count(report, "autoscaler_idle_timeout_seconds", config.autoscaler_idle_timeout_seconds)
+    idle = config.autoscaler_idle_timeout_seconds
+    check_count(report, "autoscaler_idle_timeout_seconds", idle, allow_none=True)
+    if idle is not None and config.enable_autoscaling is False:
+        report.add(
+            "autoscaler_idle_timeout_seconds",
+            idle,
+            "only used with enable_autoscaling=True",
+            "None, or enable_autoscaling=True",
+        )
     _check_envs(report, config.envs)
     _check_operator_envs(report, config)
     _check_storage(report, config)
@@ -217,7 +225,8 @@ def _check_worker_groups(
             "worker_groups", config.worker_groups, "expected a list", "a list of WorkerGroup"
         )
         return
-    seen = {config.worker_group_name: "worker_group_name"}
+    main = config.worker_group_name
+    seen = {main: "worker_group_name"} if isinstance(main, str) else {}
     for i, group in enumerate(config.worker_groups):
         shown = f"worker_groups[{i}]."
         if not isinstance(group, WorkerGroup):

@@ -110,7 +110,8 @@ class ClusterConfiguration:
       becomes (``{"example.com/fpga": "FPGA"}``); these win over the built-in ones
       (``nvidia.com/gpu``, ``amd.com/gpu``, ``intel.com/gpu`` -> ``GPU``, ``google.com/tpu``
       -> ``TPU``, ``habana.ai/gaudi`` -> ``HPU``, AWS Neuron -> ``neuron_cores``, ...).
-    * ``enable_autoscaling`` (False) and ``autoscaler_idle_timeout_seconds`` (60).
+    * ``enable_autoscaling`` (False) and ``autoscaler_idle_timeout_seconds`` (``None``:
+      KubeRay's default, 60 seconds).
     * ``envs``: environment variables of every Ray container; ``volumes`` and
       ``volume_mounts`` (models of ``flarekit_models.core.v1`` or dicts in Kubernetes JSON
       form) for every Ray pod; ``image_pull_secrets``: secret names.
@@ -157,7 +158,7 @@ class ClusterConfiguration:
 
     extended_resource_mapping: dict[str, str] = field(default_factory=dict)
     enable_autoscaling: bool = False
-    autoscaler_idle_timeout_seconds: int = 60
+    autoscaler_idle_timeout_seconds: int | None = None
 
     envs: dict[str, str] = field(default_factory=dict)
     volumes: list[Volume | dict[str, Any]] = field(default_factory=list)

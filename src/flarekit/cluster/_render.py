@@ -214,10 +214,10 @@ def raycluster_dict(config: ClusterConfiguration, *, wrapped: bool = False) -> d
         spec["rayVersion"] = config.ray_version
     if config.enable_autoscaling:
         spec["enableInTreeAutoscaling"] = True
-        spec["autoscalerOptions"] = {
-            "upscalingMode": "Default",
-            "idleTimeoutSeconds": config.autoscaler_idle_timeout_seconds,
-        }
+        if config.autoscaler_idle_timeout_seconds is not None:
+            spec["autoscalerOptions"] = {
+                "idleTimeoutSeconds": config.autoscaler_idle_timeout_seconds
+            }
     if config.enable_gcs_ft:
         spec["gcsFaultToleranceOptions"] = _gcs_options(config)
     spec["headGroupSpec"] = {

@@ -112,6 +112,11 @@ def test_ray_version_is_read_from_the_image() -> None:
         ({"enable_gcs_ft": True}, "redis_address", "required with enable_gcs_ft=True"),
         ({"redis_address": "redis:6379"}, "redis_address", "only used with enable_gcs_ft=True"),
         (
+            {"autoscaler_idle_timeout_seconds": 30},
+            "autoscaler_idle_timeout_seconds",
+            "only used with enable_autoscaling=True",
+        ),
+        (
             {"enable_gcs_ft": True, "redis_address": "r:1", "redis_password_secret": {"name": "s"}},
             "redis_password_secret",
             "'name' and 'key'",

@@ -30,7 +30,7 @@ def test_raycluster_structure() -> None:
     spec = d["spec"]
     assert spec["rayVersion"] == "2.47.1"
     assert spec["enableInTreeAutoscaling"] is True
-    assert spec["autoscalerOptions"] == {"upscalingMode": "Default", "idleTimeoutSeconds": 120}
+    assert spec["autoscalerOptions"] == {"idleTimeoutSeconds": 120}
     assert spec["gcsFaultToleranceOptions"] == {
         "redisAddress": "redis.team-a.svc:6379",
         "redisPassword": {"valueFrom": {"secretKeyRef": {"name": "redis", "key": "password"}}},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,9 @@ CONFIGS: dict[str, Callable[[], ClusterConfiguration]] = {
     "defaults": lambda: ClusterConfiguration("demo"),
     "full": full_config,
     "full-wrapped": lambda: full_config(appwrapper=True),
+    "autoscaling-defaults": lambda: ClusterConfiguration(
+        "demo", enable_autoscaling=True, min_workers=0, max_workers=8
+    ),
     "head-only": lambda: ClusterConfiguration("solo", num_workers=0, head_cpu_limits=None),
     "custom-device": lambda: ClusterConfiguration(
         "fpga",
@@ -165,3 +170,45 @@ def test_upstream_samples_read_back_or_are_refused_by_name() -> None:
         assert config.name == obj["metadata"]["name"]
         assert from_raycluster(render(config)) == config, path.name
     assert read >= 30, (read, refused)
+
+
+ODD_VALUES: list[Any] = [
+    None,
+    0,
+    -1,
+    1.5,
+    True,
+    "",
+    "x",
+    "8Gb",
+    "2",
+    [],
+    {},
+    ["x"],
+    [{"name": 1}],
+    {"a": 1},
+    {"nvidia.com/gpu": "x"},
+    {"nvidia.com/gpu": 0},
+    object(),
+]
+
+
+PARAMETERS = {f.name for f in dataclasses.fields(ClusterConfiguration)}
+
+
+@pytest.mark.parametrize(
+    "field",
+    [f.name for f in dataclasses.fields(ClusterConfiguration) if f.name not in ("_", "name")],
+)
+def test_any_value_is_refused_by_name_or_round_trips(field: str) -> None:
+    for value in ODD_VALUES:
+        try:
+            config = ClusterConfiguration("demo", **{field: value})
+        except ConfigError as exc:
+            # Named by parameter: this one, or the one it contradicts (limits, bounds, ...).
+            roots = {re.split(r"[\[.]", f)[0] for f in exc.fields}
+            assert exc.fields and roots <= PARAMETERS, (value, exc)
+            assert len(str(exc).splitlines()) == len(exc.fields) + 1
+            continue
+        mapping = config.extended_resource_mapping
+        assert from_raycluster(render(config), extended_resource_mapping=mapping) == config, value
