@@ -173,7 +173,7 @@ def from_raycluster(
         **_gcs(spec),
     }
     idle = _map(spec.get("autoscalerOptions")).get("idleTimeoutSeconds")
-    if idle is not None:
+    if idle is not None and kwargs["enable_autoscaling"]:
         kwargs["autoscaler_idle_timeout_seconds"] = idle
     if groups:
         main = _Pod(groups[0])

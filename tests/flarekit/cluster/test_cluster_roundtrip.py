@@ -98,6 +98,14 @@ def test_missing_fields_read_as_none_not_defaults() -> None:
     assert from_raycluster(render(c)) == c
 
 
+def test_what_a_configuration_cannot_express_is_left_out() -> None:
+    obj = to_dict(ClusterConfiguration("demo"))
+    obj["spec"]["autoscalerOptions"] = {"idleTimeoutSeconds": 30}
+    obj["spec"]["headGroupSpec"]["rayStartParams"] = {"num-cpus": "0"}
+    obj["spec"]["headGroupSpec"]["template"]["spec"]["containers"].append({"name": "sidecar"})
+    assert from_raycluster(obj) == ClusterConfiguration("demo")
+
+
 def test_nothing_but_a_name() -> None:
     c = from_raycluster(
         {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "x"}}
