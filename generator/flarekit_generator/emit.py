@@ -33,6 +33,7 @@ _TYPE_ALIASES = (
     "Quantity",
     "int_or_string_matching",
     "number_in_range",
+    "one_of",
 )
 _LINE = 92
 
@@ -187,9 +188,11 @@ class Emitter:
     # -- writing -------------------------------------------------------------------
     def write(self) -> None:
         """Replace the package on disk with exactly the files added, then format."""
-        staging = self.root.with_name("flarekit_models.tmp")
-        if staging.exists():
-            shutil.rmtree(staging)
+        # Staged under the package's own name, so the import sorter sees it as first-party.
+        scratch = self.root.parent / ".flarekit_models.staging"
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        staging = scratch / self.root.name
         for path, data in sorted(self.files.items()):
             target = staging / path.relative_to(self.root)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -199,6 +202,7 @@ class Emitter:
         if self.root.exists():
             shutil.rmtree(self.root)
         staging.rename(self.root)
+        scratch.rmdir()
 
 
 class _ClassView:
@@ -229,7 +233,10 @@ def _definition_order(classes: list[ClassPlan]) -> list[ClassPlan]:
 
 
 def _format(path: Path) -> None:
-    """Format with ruff (fast and deterministic); the generated code is valid without it."""
+    """Sort imports and format with ruff (fast and deterministic)."""
+    sort = [sys.executable, "-m", "ruff", "check", "--isolated", "--quiet", "--select", "I"]
+    sort += ["--fix", "--exit-zero", str(path)]
+    subprocess.run(sort, capture_output=True, text=True, check=True)
     command = [
         sys.executable,
         "-m",

@@ -184,14 +184,11 @@ class TypeRenderer:
             base = {"int32": "Int32", "int64": "Int64"}.get(node.format or "", "Integer")
             return _numeric(base, node)
         if shape == "number":
-            return (
-                _numeric("Number", node)
-                if node.minimum is None and node.maximum is None
-                else (
-                    f"Annotated[float, Field(strict=True{_bounds(node)})] | "
-                    f"Annotated[int, Field(strict=True{_bounds(node)})]"
-                )
-            )
+            if node.enum:
+                return _literal(node.enum)
+            if node.minimum is None and node.maximum is None:
+                return "Number"
+            return f"Annotated[int | float, number_in_range({_bounds(node)[2:]})]"
         raise ValueError(f"unhandled shape {shape}")
 
 
@@ -231,7 +228,9 @@ def _num(value: float) -> str:
 
 def _numeric(base: str, node: Node) -> str:
     if node.enum:
-        return _literal(node.enum)
+        # Checked exactly, so True and 1.0 are not taken for 1.
+        choices = ", ".join(json.dumps(v) for v in node.enum)
+        return f"Annotated[{_literal(node.enum)}, one_of({choices})]"
     bounds = _bounds(node)
     return f"Annotated[{base}, Field({bounds[2:]})]" if bounds else base
 
@@ -268,6 +267,12 @@ def field_doc(node: Node) -> str:
         notes.append("Atomic: patches replace the whole map.")
     elif node.map_type == "granular":
         notes.append("Granular: patches merge keys.")
+    rules = _rules(node) if node.shape not in ("object",) or node.core_type else ()
+    if rules:
+        notes.append(
+            "Server-side rules (CEL, checked by the API server only): "
+            + "; ".join(f"``{rule}``" for rule in rules)
+        )
     return "\n\n".join([node.description, " ".join(notes)] if notes else [node.description]).strip()
 
 

@@ -119,11 +119,6 @@ def test_cel_rules_are_in_the_class_docstring(small_package: Path) -> None:
     assert "``self.metadata.name.size() <= 40  (widget names are at most 40 characters)``" in root
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x-kubernetes-validations on a scalar or array property (not an object) are "
-    "dropped: only rules of nodes that become classes reach a docstring",
-)
 def test_cel_rules_of_fields_are_documented(small_package: Path) -> None:
     spec = class_body(small_package, WIDGET_TYPES, "WidgetSpec")
     assert "!self.startsWith('tmp-')" in field_source(spec, "name")[1]
@@ -145,12 +140,6 @@ def test_list_and_map_types_are_documented(small_package: Path) -> None:
     assert "atomic" in field_source(spec, "selector")[1].lower()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="generated imports are not isort-clean: the TYPE_CHECKING imports put "
-    "int_or_string_matching after the classes, and package __init__ files combine "
-    "`X as X` imports on one line",
-)
 def test_generated_imports_are_sorted(small_package: Path) -> None:
     command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I"]
     result = subprocess.run(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
 from pydantic_core import CoreSchema
@@ -82,6 +82,51 @@ class KubeModel(BaseModel):
     ) -> CoreSchema:
         resolve_lazy_names(cls.__module__)
         return handler(source)
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """Validate Kubernetes JSON: keys are JSON names only, so an unknown key that
+        happens to look like an attribute (``min_replicas``) is kept as written."""
+        return super().model_validate(
+            obj,
+            strict=strict,
+            from_attributes=from_attributes,
+            context=context,
+            by_alias=by_alias,
+            by_name=False if by_name is None else by_name,
+            **({} if extra is None else {"extra": extra}),
+        )
+
+    @classmethod
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """Like :meth:`model_validate`, from JSON text."""
+        return super().model_validate_json(
+            json_data,
+            strict=strict,
+            context=context,
+            by_alias=by_alias,
+            by_name=False if by_name is None else by_name,
+            **({} if extra is None else {"extra": extra}),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The object as Kubernetes JSON: JSON names, only the fields that were set."""

@@ -127,6 +127,19 @@ def int_or_string_matching(pattern: str) -> PlainValidator:
     return PlainValidator(check, json_schema_input_type=int | str)
 
 
+def one_of(*choices: object) -> PlainValidator:
+    """Exactly one of ``choices``, of the same type: ``True`` is not ``1``, ``1.0`` is not ``1``."""
+    allowed = {(type(c), c) for c in choices}
+    listed = ", ".join(repr(c) for c in choices)
+
+    def check(value: object) -> object:
+        if (type(value), value) in allowed:
+            return value
+        raise PydanticCustomError("enum", "Input should be one of {choices}", {"choices": listed})
+
+    return PlainValidator(check)
+
+
 #: Numbers stay as given: ``1`` stays an int, ``0.5`` a float.
 Number = Annotated[int | float, PlainValidator(_number, json_schema_input_type=int | float)]
 #: Timestamps are kept as the exact strings the server sent.
