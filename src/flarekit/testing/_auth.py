@@ -121,10 +121,13 @@ class Policy:
 
     def authenticate(self, authorization: str | None) -> str:
         """The user behind an `Authorization: Bearer` header; 401 otherwise."""
-        if not authorization or not authorization.startswith("Bearer "):
+        # The scheme is case-insensitive, as in kube-apiserver ("bearer" is what the
+        # official in-cluster loader sends).
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
             raise _errors.unauthorized()
         with self._lock:
-            user = self._users.get(authorization[len("Bearer ") :].strip())
+            user = self._users.get(token.strip())
         if user is None:
             raise _errors.unauthorized()
         return user

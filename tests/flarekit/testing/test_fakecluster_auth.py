@@ -93,3 +93,18 @@ def test_limited_user(cluster: FakeCluster, ns: str) -> None:
 def test_unknown_verb_in_rule() -> None:
     with pytest.raises(ValueError, match="unknown verb"):
         rule(verb="destroy")
+
+
+@pytest.mark.parametrize(("scheme", "status"), [("bearer", 200), ("BEARER", 200), ("Basic", 401)])
+def test_the_bearer_scheme_is_case_insensitive(
+    cluster: FakeCluster, scheme: str, status: int
+) -> None:
+    import urllib3
+
+    pool = urllib3.PoolManager(ca_certs=cluster.ca_path)
+    response = pool.request(
+        "GET",
+        f"{cluster.url}/apis/{GROUP}/v1/namespaces/default/widgets",
+        headers={"Authorization": f"{scheme} {cluster.token}"},
+    )
+    assert response.status == status
