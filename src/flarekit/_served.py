@@ -1,0 +1,158 @@
+"""Which versions of an API group the connected cluster serves, from its discovery documents.
+
+Why: operators move their CRDs between versions (Kueue serves ``v1beta2`` from v0.15 on and
+``v1beta1`` only before), and the facade must speak the version the server has. Asking
+``/apis/<group>`` once per `Client` is cheap and exact; the answer is cached on the client so
+that repeated calls (validation, then apply, then status) send one discovery request in all.
+
+This is deliberately small: one place that knows how to ask, so that a fuller version
+negotiation can later replace it without touching its callers.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from flarekit._errors import ApiError, Operation, error_from_response, unavailable
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+
+__all__ = [
+    "KUEUE_GROUP",
+    "KUEUE_VERSIONS",
+    "KueueVersion",
+    "NotServed",
+    "forget_served",
+    "preferred_kueue_version",
+    "preferred_version",
+    "served_versions",
+]
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KueueVersion = Literal["v1beta2", "v1beta1"]
+#: The Kueue versions flarekit speaks, most preferred first.
+KUEUE_VERSIONS: tuple[KueueVersion, ...] = ("v1beta2", "v1beta1")
+
+#: What users call the software behind each API group, for "X is not installed" messages.
+_PRODUCTS = {
+    KUEUE_GROUP: "Kueue",
+    "ray.io": "KubeRay",
+    "trainer.kubeflow.org": "Kubeflow Trainer",
+    "kubeflow.org": "The Kubeflow Training Operator",
+    "workload.codeflare.dev": "The AppWrapper controller",
+    "jobset.x-k8s.io": "JobSet",
+    "route.openshift.io": "OpenShift routing",
+    "gateway.networking.k8s.io": "The Gateway API",
+}
+
+
+class NotServed(LookupError):
+    """The cluster does not serve an API group (or none of the versions flarekit speaks)."""
+
+    def __init__(self, group: str, message: str, served: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.group = group
+        self.served: tuple[str, ...] = tuple(served)
+
+
+_cache: weakref.WeakKeyDictionary[Any, dict[str, tuple[str, ...]]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def _not_installed(group: str) -> NotServed:
+    product = _PRODUCTS.get(group)
+    if product is None:
+        return NotServed(group, f"the cluster does not serve the {group} API group")
+    return NotServed(group, f"{product} is not installed on this cluster (no {group} API group)")
+
+
+def _discover(client: Client, group: str) -> tuple[str, ...]:
+    """GET /apis/<group> through the client's ApiClient: versions, preferred first."""
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    operation = Operation("get", "apigroups", group)
+    try:
+        raw = client.api_client.call_api(
+            f"/apis/{group}",
+            "GET",
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            response_type="object",
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=30,
+        )
+        body: Any = json.loads(raw.data or b"{}")
+    except ApiException as exc:
+        if exc.status == 404:
+            return ()
+        data = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
+        headers = exc.headers or {}
+        raise error_from_response(
+            operation, int(exc.status or 0), data, headers.get("Retry-After")
+        ) from None
+    except (HTTPError, OSError) as exc:
+        raise unavailable(
+            operation, type(exc).__name__, f"cannot reach the API server: {exc}"
+        ) from None
+    except ValueError:
+        raise ApiError(
+            operation, 200, "BadDiscovery", "the API group document is not JSON"
+        ) from None
+    entries = body.get("versions") if isinstance(body, dict) else None
+    versions = [str(e.get("version")) for e in entries or [] if isinstance(e, dict)]
+    preferred = (body.get("preferredVersion") or {}).get("version")
+    if preferred in versions:
+        versions.remove(preferred)
+        versions.insert(0, preferred)
+    return tuple(v for v in versions if v and v != "None")
+
+
+def served_versions(client: Client, group: str) -> list[str]:
+    """The versions of `group` the server serves, its preferred version first.
+
+    Raises `NotServed` (naming the software to install) when the group is not served at all.
+    The answer is cached per `Client`; `forget_served(client)` asks again.
+    """
+    with _lock:
+        known = _cache.get(client, {}).get(group)
+    if known is None:
+        known = _discover(client, group)
+        with _lock:
+            _cache.setdefault(client, {})[group] = known
+    if not known:
+        raise _not_installed(group)
+    return list(known)
+
+
+def preferred_version(client: Client, group: str, supported: Sequence[str]) -> str:
+    """The first of `supported` (most preferred first) that the server serves for `group`."""
+    served = served_versions(client, group)
+    for version in supported:
+        if version in served:
+            return version
+    product = _PRODUCTS.get(group, f"the {group} API group")
+    raise NotServed(
+        group,
+        f"{product} on this cluster serves {group} versions {', '.join(served)}; flarekit "
+        f"needs one of {', '.join(supported)}",
+        served,
+    )
+
+
+def preferred_kueue_version(client: Client) -> KueueVersion:
+    """``"v1beta2"`` when the server serves it (Kueue 0.15 and later), else ``"v1beta1"``."""
+    version = preferred_version(client, KUEUE_GROUP, KUEUE_VERSIONS)
+    return "v1beta2" if version == "v1beta2" else "v1beta1"
+
+
+def forget_served(client: Client) -> None:
+    """Drop what was learnt about `client`'s cluster (after installing or upgrading CRDs)."""
+    with _lock:
+        _cache.pop(client, None)

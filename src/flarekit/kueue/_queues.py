@@ -1,0 +1,166 @@
+"""Which LocalQueue a job goes to, and the labels that send it there.
+
+Why: a job without Kueue's queue label is not queued at all, and a label naming a LocalQueue
+that does not exist leaves the job suspended forever. So the queue is checked before anything
+is created: a named LocalQueue must exist in the job's namespace; with no name, the
+namespace's default LocalQueue is used (Kueue's convention, a LocalQueue named ``default``,
+or one annotated ``kueue.x-k8s.io/default-queue: "true"`` as the CodeFlare SDK marks it);
+otherwise the error lists the LocalQueues that do exist. A label is never dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from flarekit._served import NotServed
+from flarekit._validation import (
+    ConfigError,
+    Problem,
+    ValidationReport,
+    check_dns1123_subdomain,
+    check_label_value,
+)
+from flarekit.kueue._models import PRIORITY_LABEL, QUEUE_LABEL, kueue_model
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+
+__all__ = [
+    "DEFAULT_QUEUE_ANNOTATION",
+    "DEFAULT_QUEUE_NAME",
+    "QueueNotFound",
+    "local_queue_names",
+    "maybe_local_queue",
+    "queue_labels",
+    "resolve_local_queue",
+]
+
+#: The LocalQueue Kueue's LocalQueueDefaulting gives jobs that name none.
+DEFAULT_QUEUE_NAME = "default"
+#: The annotation the CodeFlare SDK reads to find a namespace's default LocalQueue.
+DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
+
+_CREATE_HINT = "a cluster admin can create one with flarekit.kueue.apply_local_queue(...)"
+
+
+class QueueNotFound(ConfigError):
+    """The LocalQueue asked for (or a default one) does not exist in the namespace."""
+
+
+def _check_queue_name(report: ValidationReport, field: str, value: object) -> None:
+    # A LocalQueue name is a DNS subdomain, and it travels in a label value.
+    if check_dns1123_subdomain(report, field, value):
+        check_label_value(report, field, value)
+
+
+def local_queue_names(client: Client, namespace: str) -> list[str]:
+    """The LocalQueues in `namespace`, sorted (raises `NotServed` without Kueue)."""
+    return sorted(name for name, _ in _local_queues(client, namespace))
+
+
+def _local_queues(client: Client, namespace: str) -> list[tuple[str, dict[str, str]]]:
+    kind = kueue_model(client, "LocalQueue")
+    out = []
+    for queue in client.list(kind, namespace=namespace):
+        meta: Any = queue.metadata
+        if meta is not None and meta.name:
+            out.append((str(meta.name), dict(meta.annotations or {})))
+    return out
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def resolve_local_queue(
+    client: Client,
+    namespace: str,
+    local_queue: str | None = None,
+    *,
+    field: str = "local_queue",
+) -> str:
+    """The LocalQueue a job in `namespace` goes to: `local_queue` if it exists there, else
+    the namespace's default LocalQueue.
+
+    Raises `QueueNotFound` (a `ConfigError` naming `field`) listing the LocalQueues that
+    exist, and `NotServed` when Kueue is not installed. Only reads (discovery and one list).
+    """
+    if local_queue is not None:
+        report = ValidationReport()
+        _check_queue_name(report, field, local_queue)
+        report.raise_if_problems()
+    queues = _local_queues(client, namespace)
+    names = sorted(name for name, _ in queues)
+    if local_queue is not None:
+        if local_queue in names:
+            return local_queue
+        expected = (
+            f"one of the LocalQueues in namespace {namespace!r}: {_listed(names)}"
+            if names
+            else f"an existing LocalQueue, but namespace {namespace!r} has none ({_CREATE_HINT})"
+        )
+        problem = Problem(
+            field,
+            local_queue,
+            f"no LocalQueue {local_queue!r} in namespace {namespace!r}",
+            expected,
+        )
+        raise QueueNotFound([problem])
+    marked = sorted(
+        name
+        for name, annotations in queues
+        if str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true"
+    )
+    if len(marked) == 1:
+        return marked[0]
+    if not marked and DEFAULT_QUEUE_NAME in names:
+        return DEFAULT_QUEUE_NAME
+    if marked:
+        message = (
+            f"no {field} given and several LocalQueues in namespace {namespace!r} are marked "
+            f"as default ({DEFAULT_QUEUE_ANNOTATION}): {_listed(marked)}"
+        )
+        expected = f"{field} set to one of {_listed(marked)}"
+    elif names:
+        message = (
+            f"no {field} given and namespace {namespace!r} has no default LocalQueue (one "
+            f'named {DEFAULT_QUEUE_NAME!r} or annotated {DEFAULT_QUEUE_ANNOTATION}: "true")'
+        )
+        expected = f"{field} set to one of {_listed(names)}"
+    else:
+        message = f"no {field} given and namespace {namespace!r} has no LocalQueues"
+        expected = f"a LocalQueue in namespace {namespace!r} ({_CREATE_HINT})"
+    raise QueueNotFound([Problem(field, None, message, expected)])
+
+
+def maybe_local_queue(
+    client: Client,
+    namespace: str,
+    local_queue: str | None = None,
+    *,
+    field: str = "local_queue",
+) -> str | None:
+    """Like `resolve_local_queue`, but None (no queueing) when Kueue is not installed and no
+    queue was asked for; a named queue on a cluster without Kueue is still an error."""
+    try:
+        return resolve_local_queue(client, namespace, local_queue, field=field)
+    except NotServed:
+        if local_queue is None:
+            return None
+        raise
+
+
+def queue_labels(queue: str | None, priority_class: str | None = None) -> dict[str, str]:
+    """The labels that put a job into LocalQueue `queue` with WorkloadPriorityClass
+    `priority_class` (either may be None); bad names raise `ConfigError` naming the field."""
+    report = ValidationReport()
+    labels: dict[str, str] = {}
+    if queue is not None:
+        _check_queue_name(report, "local_queue", queue)
+        labels[QUEUE_LABEL] = queue
+    if priority_class is not None:
+        _check_queue_name(report, "priority_class", priority_class)
+        labels[PRIORITY_LABEL] = priority_class
+    report.raise_if_problems()
+    return labels
