@@ -222,8 +222,13 @@ class RayJobClient:
         return _flag(answer, "stopped", "POST", path)
 
     def delete(self, submission_id: str) -> bool:
-        """Delete a finished job's record and logs. Ray refuses (HTTP 400, `RayJobsApiError`)
-        while the job is still PENDING or RUNNING: `stop` and `wait` first."""
+        """Delete a finished job's record and logs.
+
+        Ray refuses (`RayJobsApiError`) while the job is still PENDING or RUNNING: `stop` and
+        `wait` first. Ray's job monitor can re-create the record of a job deleted within a
+        second or so of finishing, as FAILED ("Job supervisor actor died"); delete jobs that
+        finished a few seconds ago, or check with `get` and delete again.
+        """
         path = self._job_path(submission_id)
         answer = self._http.request("DELETE", path, job=submission_id)
         return _flag(answer, "deleted", "DELETE", path)

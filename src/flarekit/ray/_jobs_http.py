@@ -18,6 +18,7 @@ import http.client
 import json
 import logging
 import os
+import re
 import socket
 import ssl
 import time
@@ -42,6 +43,7 @@ _UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
 _MAX_BACKOFF = 5.0
 _REDACTED = "<redacted>"
 _MESSAGE_LIMIT = 1000
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Exit)(: |$)")
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,11 @@ def server_message(text: str) -> str:
     whose last line names the exception; other bodies are kept, shortened."""
     text = text.strip()
     if "Traceback (most recent call last)" in text:
+        # The job server wraps the job agent's traceback in its own, so the innermost cause
+        # is the last "SomeError: ..." line, not necessarily the last line.
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        text = lines[-1]
+        causes = [line for line in lines if _EXCEPTION_LINE.match(line)]
+        text = causes[-1] if causes else lines[-1]
     if len(text) > _MESSAGE_LIMIT:
         text = text[:_MESSAGE_LIMIT] + "..."
     return text or "(empty response body)"

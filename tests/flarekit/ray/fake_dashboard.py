@@ -121,7 +121,9 @@ class FakeDashboard:
         return Handler
 
 
-def job(submission_id: str = "job-1", status: str = "RUNNING", **extra: Any) -> dict[str, Any]:
+def job(
+    submission_id: str | None = "job-1", status: str = "RUNNING", **extra: Any
+) -> dict[str, Any]:
     """A job as Ray 2.x reports it from GET /api/jobs/{id}."""
     return {
         "type": "SUBMISSION",

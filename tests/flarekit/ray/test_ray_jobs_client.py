@@ -15,11 +15,18 @@ from flarekit.ray import (
     RayJobTimeout,
 )
 
+# The job server wraps the job agent's error, traceback and all, in a traceback of its own.
 RAY_TRACEBACK = (
     "Traceback (most recent call last):\n"
     '  File "job_head.py", line 419, in submit_job\n'
     "    resp = await job_agent_client.submit_job_internal(submit_request)\n"
-    "ValueError: Job with submission_id train-1 already exists.\n"
+    '  File "job_head.py", line 134, in _raise_error\n'
+    "    raise RuntimeError(\n"
+    "RuntimeError: Request failed with status code 400: Traceback (most recent call last):\n"
+    '  File "job_agent.py", line 74, in submit_job\n'
+    "    submission_id = await self.get_job_manager().submit_job(\n"
+    "ValueError: Job with submission_id train-1 already exists. Use another submission_id.\n"
+    ".\n"
 )
 
 
@@ -133,7 +140,9 @@ def test_ray_tracebacks_become_their_last_line(
         client.submit("echo", submission_id="train-1")
     error = info.value
     assert (error.status, error.method, error.path) == (500, "POST", "/api/jobs/")
-    assert error.message == "ValueError: Job with submission_id train-1 already exists."
+    assert error.message == (
+        "ValueError: Job with submission_id train-1 already exists. Use another submission_id."
+    )
     assert "job_head.py" in error.body
     assert dashboard.count("POST") == 1
 
@@ -142,6 +151,7 @@ def test_ray_tracebacks_become_their_last_line(
     ("reply", "status", "says"),
     [
         (Reply(400, "Can only stop submission type jobs"), 400, "Can only stop submission"),
+        (Reply(500, "Traceback (most recent call last):\n  x\n"), 500, "HTTP 500: x"),
         (Reply(401, ""), 401, "check the token"),
         (Reply(403, "Forbidden"), 403, "Forbidden (check the token"),
         (
