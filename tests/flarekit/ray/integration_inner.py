@@ -1,0 +1,168 @@
+"""RayJobClient against a real Ray head. Runs inside the namespace set up by ray_head_in_netns.py.
+
+Not collected by a plain ``pytest`` run (the name does not start with ``test_``): the
+``slow`` test in test_ray_jobs_integration.py starts the Ray head and runs this file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import time
+import uuid
+
+import pytest
+
+from flarekit.ray import (
+    JobDetails,
+    JobStatus,
+    RayJobClient,
+    RayJobNotFound,
+    RayJobsApiError,
+    RayJobTimeout,
+)
+
+ADDRESS = os.environ.get("FLAREKIT_RAY_DASHBOARD")
+pytestmark = pytest.mark.skipif(
+    ADDRESS is None, reason="run through test_ray_jobs_integration.py, which starts Ray"
+)
+
+HELLO = "python -c \"print('hello from ray')\""
+FOLLOWED = (
+    'python -c "import time\nfor i in range(8):\n'
+    "    print(f'line {i}', flush=True)\n    time.sleep(0.4)\""
+)
+SLEEPER = 'python -c "import time; time.sleep(600)"'
+
+
+def unique(name: str) -> str:
+    return f"flarekit-{name}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def client() -> RayJobClient:
+    assert ADDRESS is not None
+    return RayJobClient(ADDRESS, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def hello(client: RayJobClient) -> JobDetails:
+    """One finished job, shared by the tests that read it."""
+    submission_id = client.submit(
+        HELLO, submission_id=unique("hello"), metadata={"suite": "flarekit"}
+    )
+    return client.wait(submission_id, timeout=90, poll=0.2)
+
+
+def wait_for_status(client: RayJobClient, submission_id: str, status: JobStatus) -> None:
+    deadline = time.monotonic() + 60
+    while client.status(submission_id) is not status:
+        assert time.monotonic() < deadline, f"{submission_id} never reached {status}"
+        time.sleep(0.2)
+
+
+def test_version(client: RayJobClient) -> None:
+    version = client.version()
+    assert version.ray_version == importlib.metadata.version("ray")
+    assert version.version
+
+
+def test_submit_wait_and_logs(client: RayJobClient, hello: JobDetails) -> None:
+    assert hello.status is JobStatus.SUCCEEDED, hello.message
+    assert hello.submission_id is not None and hello.submission_id.startswith("flarekit-hello-")
+    assert hello.entrypoint == HELLO
+    assert hello.metadata == {"suite": "flarekit"}
+    assert hello.driver_exit_code == 0
+    assert hello.started_at is not None and hello.ended_at is not None
+    assert hello.ended_at >= hello.started_at
+    assert "hello from ray" in client.logs(hello.submission_id)
+
+
+def test_generated_submission_id_and_runtime_env(client: RayJobClient) -> None:
+    submission_id = client.submit(
+        "python -c \"import os; print(os.environ['FLAREKIT_GREETING'])\"",
+        runtime_env={"env_vars": {"FLAREKIT_GREETING": "greetings from runtime_env"}},
+    )
+    assert submission_id.startswith("raysubmit_")
+    final = client.wait(submission_id, timeout=90, poll=0.2)
+    assert final.status is JobStatus.SUCCEEDED, final.message
+    assert final.runtime_env is not None
+    assert final.runtime_env["env_vars"] == {"FLAREKIT_GREETING": "greetings from runtime_env"}
+    assert "greetings from runtime_env" in client.logs(submission_id)
+
+
+def test_follow_logs_streams_a_running_job(client: RayJobClient) -> None:
+    submission_id = client.submit(FOLLOWED, submission_id=unique("follow"))
+    chunks = list(client.follow_logs(submission_id, poll=0.2, timeout=90))
+    text = "".join(chunks)
+    positions = [text.index(f"line {i}\n") for i in range(8)]
+    assert positions == sorted(positions)
+    assert len(chunks) >= 2, f"expected output in several chunks while running, got {chunks!r}"
+    assert all(chunk.endswith("\n") for chunk in chunks[:-1])
+    assert client.status(submission_id) is JobStatus.SUCCEEDED
+
+
+def test_failed_job_reports_its_exit_code(client: RayJobClient) -> None:
+    submission_id = client.submit(
+        'python -c "import sys; sys.exit(3)"', submission_id=unique("fail")
+    )
+    final = client.wait(submission_id, timeout=90, poll=0.2)
+    assert final.status is JobStatus.FAILED
+    assert final.driver_exit_code == 3
+    assert final.message and "3" in final.message
+
+
+def test_stop_a_sleeping_job(client: RayJobClient) -> None:
+    submission_id = client.submit(SLEEPER, submission_id=unique("sleep"))
+    wait_for_status(client, submission_id, JobStatus.RUNNING)
+    with pytest.raises(RayJobTimeout) as timed_out:
+        client.wait(submission_id, timeout=1, poll=0.2)
+    assert timed_out.value.last_status == "RUNNING"
+    with pytest.raises(RayJobsApiError) as refused:
+        client.delete(submission_id)
+    assert "terminal" in refused.value.message, refused.value.body
+    assert client.stop(submission_id) is True
+    assert client.wait(submission_id, timeout=60, poll=0.2).status is JobStatus.STOPPED
+    assert client.stop(submission_id) is False
+
+
+def test_list_jobs(client: RayJobClient, hello: JobDetails) -> None:
+    listed = {job.submission_id: job for job in client.list_jobs() if job.submission_id}
+    assert hello.submission_id in listed
+    assert listed[hello.submission_id].status is JobStatus.SUCCEEDED
+    assert listed[hello.submission_id].type == "SUBMISSION"
+
+
+def test_duplicate_submission_id_is_refused(client: RayJobClient, hello: JobDetails) -> None:
+    with pytest.raises(RayJobsApiError) as info:
+        client.submit("echo again", submission_id=hello.submission_id)
+    assert "already exists" in info.value.message, info.value.body
+
+
+def test_unknown_job_is_not_found(client: RayJobClient) -> None:
+    for call in (client.get, client.logs, client.stop, client.delete):
+        with pytest.raises(RayJobNotFound) as info:
+            call("flarekit-no-such-job")
+        assert info.value.submission_id == "flarekit-no-such-job"
+        assert "does not exist" in info.value.message
+    with pytest.raises(RayJobNotFound):
+        next(client.follow_logs("flarekit-no-such-job"))
+
+
+# Ray's job monitor may re-create the record of a job deleted within a second or so of
+# finishing (as FAILED, "Job supervisor actor died"), so this deletes a job that finished a
+# while ago: the shared `hello` job, last, after the tests that read it.
+SETTLED_AFTER = datetime.timedelta(seconds=5)
+
+
+def test_delete_a_finished_job(client: RayJobClient, hello: JobDetails) -> None:
+    assert hello.submission_id is not None and hello.ended_at is not None
+    settled = hello.ended_at + SETTLED_AFTER - datetime.datetime.now(datetime.UTC)
+    time.sleep(max(0.0, settled.total_seconds()))
+    assert client.delete(hello.submission_id) is True
+    with pytest.raises(RayJobNotFound):
+        client.get(hello.submission_id)
+    assert hello.submission_id not in {job.submission_id for job in client.list_jobs()}
+    with pytest.raises(RayJobNotFound):
+        client.delete(hello.submission_id)

@@ -1,0 +1,100 @@
+"""RayJobClient against a real Ray head (Ray from the dev extra), isolated in its own namespaces.
+
+Ray binds beyond loopback and `ray stop` kills every Ray process it can see, so the head never
+runs in the test's own namespaces: ray_head_in_netns.py runs under ``unshare`` with a private
+network (loopback only) and PID namespace, starts the head once, runs integration_inner.py
+there, and stops Ray. This test checks the outcome, test by test, from the JUnit report, and
+that no process of that cluster is left.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+UNSHARE = ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child"]
+
+# The behaviours the Ray job client must show against a real head; each is one inner test.
+REQUIRED = {
+    "test_version",
+    "test_submit_wait_and_logs",
+    "test_generated_submission_id_and_runtime_env",
+    "test_follow_logs_streams_a_running_job",
+    "test_failed_job_reports_its_exit_code",
+    "test_stop_a_sleeping_job",
+    "test_list_jobs",
+    "test_duplicate_submission_id_is_refused",
+    "test_delete_a_finished_job",
+    "test_unknown_job_is_not_found",
+}
+
+
+def _require_isolation() -> None:
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed; it comes with the dev extra: pip install -e '.[dev]'")
+    if shutil.which("unshare") is None:
+        pytest.skip("'unshare' (util-linux) is not available to isolate the Ray head")
+    probe = subprocess.run([*UNSHARE, "true"], capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip(
+            "not permitted to create network and PID namespaces for the Ray head "
+            f"(needs root or CAP_SYS_ADMIN): {probe.stderr.strip()}"
+        )
+
+
+def _leftover_processes(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in text:
+            found.append(f"{cmdline.parent.name}: {text[:200]}")
+    return found
+
+
+@pytest.mark.slow
+def test_ray_job_client_against_a_real_ray_head(tmp_path: Path) -> None:
+    _require_isolation()
+    # Ray puts unix sockets under its temp dir, whose paths must stay short (108 bytes).
+    ray_temp = Path(
+        tempfile.mkdtemp(prefix="fkray-", dir="/tmp" if Path("/tmp").is_dir() else None)
+    )
+    junit = tmp_path / "inner.xml"
+    try:
+        run = subprocess.run(
+            [
+                *UNSHARE,
+                sys.executable,
+                str(HERE / "ray_head_in_netns.py"),
+                str(ray_temp),
+                str(junit),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=280,
+        )
+        leftovers = _leftover_processes(str(ray_temp))
+    finally:
+        shutil.rmtree(ray_temp, ignore_errors=True)
+    output = f"{run.stdout}\n{run.stderr}"
+    assert run.returncode == 0, f"exit {run.returncode}:\n{output[-15000:]}"
+    assert leftovers == [], "Ray processes outlived their namespace"
+
+    outcomes = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        problems = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        outcomes[case.get("name")] = problems[0] if problems else "passed"
+    missing = REQUIRED - outcomes.keys()
+    assert not missing, f"inner tests not run: {sorted(missing)}"
+    assert {name: o for name, o in outcomes.items() if o != "passed"} == {}, output[-15000:]
+    print(run.stdout[-2000:])
