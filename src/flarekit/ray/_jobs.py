@@ -168,11 +168,15 @@ class RayJobClient:
         Each chunk is whole lines (a trailing partial line waits for its newline, or for the
         job's end). Polls every `poll` seconds; with `timeout`, raises `RayJobTimeout` if the
         job is still running after that many seconds. If the log is ever replaced by a shorter
-        one, the new log is yielded from its start.
+        one, the new log is yielded from its start. Arguments are checked when called; the
+        first request is sent when iteration starts.
         """
         _check_seconds(poll, "poll", allow_none=False)
         _check_seconds(timeout, "timeout", allow_none=True)
         check_submission_id(submission_id)
+        return self._follow(submission_id, poll, timeout)
+
+    def _follow(self, submission_id: str, poll: float, timeout: float | None) -> Iterator[str]:
         deadline = None if timeout is None else time.monotonic() + timeout
         shown = ""  # the part of the log already yielded
         while True:

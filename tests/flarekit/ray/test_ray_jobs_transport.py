@@ -17,6 +17,7 @@ from flarekit.ray import (
     RayJobClient,
     RayJobsApiError,
 )
+from flarekit.ray._jobs_http import DashboardTransport
 from flarekit.testing._tls import TLSFiles, make_certificates
 
 TOKEN = "tok-9f8e7d6c5b4a"
@@ -160,3 +161,13 @@ def test_untrusted_certificate_is_unavailable_with_a_hint(https_dashboard: FakeD
         client.version()
     assert "TLS certificate not trusted" in str(info.value)
     assert "verify=" in str(info.value)
+
+
+def test_retries_back_off_exponentially_up_to_a_cap(dashboard: FakeDashboard) -> None:
+    dashboard.route("GET", "/api/jobs/", Reply(503, "busy"))
+    delays: list[float] = []
+    transport = DashboardTransport(dashboard.url, retries=5, backoff=1.5, sleep=delays.append)
+    with pytest.raises(RayDashboardUnavailable, match="after 6 attempts"):
+        transport.request("GET", "/api/jobs/")
+    assert delays == [1.5, 3.0, 5.0, 5.0, 5.0]
+    assert dashboard.count() == 6

@@ -75,11 +75,11 @@ def test_submit_rejects_bad_arguments_without_sending(
         lambda c: c.stop("a?b"),
         lambda c: c.delete("a#b"),
         lambda c: c.wait("x y", timeout=1),
-        lambda c: list(c.follow_logs("%2e%2e")),
+        lambda c: c.follow_logs("%2e%2e"),
         lambda c: c.wait("ok", timeout=0),
         lambda c: c.wait("ok", timeout=1, poll=-1),
-        lambda c: list(c.follow_logs("ok", poll=0)),
-        lambda c: list(c.follow_logs("ok", timeout=True)),
+        lambda c: c.follow_logs("ok", poll=0),
+        lambda c: c.follow_logs("ok", timeout=True),
     ],
 )
 def test_job_calls_reject_bad_ids_and_intervals_without_sending(
