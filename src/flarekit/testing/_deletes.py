@@ -135,7 +135,8 @@ def _delete_one(store: Store, req: Request, key: Key, opts: JSON, dry_run: bool)
 def delete(store: Store, req: Request) -> Response:
     opts = _options(req)
     dry_run = "All" in (opts.get("dryRun") or [])
-    if req.rt.group == "" and req.name in ("default", "kube-system", "kube-public"):
+    protected = ("default", "kube-system", "kube-public")
+    if req.rt.group == "" and req.rt.plural == "namespaces" and req.name in protected:
         raise _errors.forbidden("namespaces", "", req.name, "this namespace may not be deleted")
     with store.lock:
         if req.rt.namespaced:

@@ -12,6 +12,7 @@ import base64
 import hashlib
 from typing import Any
 
+from flarekit.testing._pods import PODS
 from flarekit.testing._resources import NAMESPACES, Registry, ResourceType
 
 JSON = dict[str, Any]
@@ -69,6 +70,30 @@ def core_resources() -> JSON:
                 "singularName": "",
                 "namespaced": False,
                 "kind": "Namespace",
+                "verbs": SUBRESOURCE_VERBS,
+            },
+            {
+                "name": "pods",
+                "singularName": "pod",
+                "namespaced": True,
+                "kind": "Pod",
+                "verbs": CRD_VERBS,
+                "shortNames": list(PODS.short_names),
+                "categories": list(PODS.categories),
+                "storageVersionHash": storage_version_hash("", "v1", "Pod"),
+            },
+            {
+                "name": "pods/log",
+                "singularName": "",
+                "namespaced": True,
+                "kind": "Pod",
+                "verbs": ["get"],
+            },
+            {
+                "name": "pods/status",
+                "singularName": "",
+                "namespaced": True,
+                "kind": "Pod",
                 "verbs": SUBRESOURCE_VERBS,
             },
         ],

@@ -2,7 +2,8 @@
 
 Built on the standard library's ThreadingHTTPServer (one thread per connection, HTTP/1.1
 keep-alive). Watches stream newline-delimited JSON events in chunked transfer encoding, as
-kube-apiserver does, until `timeoutSeconds`, the client leaving, or `drop_watches()`.
+kube-apiserver does, until `timeoutSeconds`, the client leaving, or `drop_watches()`. Pod
+logs are plain text; followed logs are chunked, a line per chunk.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from flarekit.testing import _deletes, _discovery, _errors, _reads, _writes
+from flarekit.testing import _deletes, _discovery, _errors, _logs, _reads, _writes
 from flarekit.testing._auth import Attributes, Policy
 from flarekit.testing._faults import Faults, RecordedRequest, RequestLog
+from flarekit.testing._pods import is_pods
 from flarekit.testing._request import Request, Response, present
-from flarekit.testing._resources import NAMESPACES, Registry
+from flarekit.testing._resources import Registry
 from flarekit.testing._store import BOOKMARK, CLOSED, Store
 
 JSON = dict[str, Any]
@@ -41,6 +43,7 @@ class Backend:
     faults: Faults
     log: RequestLog
     bookmark_interval: float
+    logs: _logs.LogStore
     address: str = ""
     after_write: Callable[[], None] | None = None
 
@@ -145,6 +148,11 @@ class _Handler(BaseHTTPRequestHandler):
                     self._record(incoming, 200, user)
                     self._watch(req)
                     return
+                if req.subresource == "log":
+                    reply = _logs.open_log(backend.store, backend.logs, req)
+                    self._record(incoming, 200, user)
+                    self._send_log(reply)
+                    return
                 response = self._dispatch(route)
                 if route.verb not in ("get", "list") and backend.after_write is not None:
                     backend.after_write()
@@ -214,23 +222,22 @@ class _Handler(BaseHTTPRequestHandler):
         registry = self.server.backend.registry
         parts = path.strip("/").split("/")
         if parts[:2] == ["api", "v1"] and len(parts) >= 3:
-            rt, version_name, rest = NAMESPACES, "v1", parts[2:]
-            if rest[0] != "namespaces" or len(rest) > 3:
-                raise _errors.generic_not_found()
-            namespace, name_parts = "", rest[1:]
+            group, version_name, rest = "", "v1", parts[2:]
         elif parts[0] == "apis" and len(parts) >= 4:
             group, version_name, rest = parts[1], parts[2], parts[3:]
-            namespace = ""
-            if rest[0] == "namespaces" and len(rest) >= 3:
-                namespace, rest = rest[1], rest[2:]
-            found = registry.lookup(group, rest[0])
-            if found is None or found.version(version_name) is None:
-                raise _errors.generic_not_found()
-            if namespace and not found.namespaced:
-                raise _errors.generic_not_found()
-            rt, name_parts = found, rest[1:]
         else:
             return None
+        namespace = ""
+        # /api/v1/namespaces/<ns>/status is the namespace's own subresource, not a resource
+        namespace_subresource = group == "" and len(rest) == 3 and rest[2] in ("status", "finalize")
+        if rest[0] == "namespaces" and len(rest) >= 3 and not namespace_subresource:
+            namespace, rest = rest[1], rest[2:]
+        found = registry.lookup(group, rest[0])
+        if found is None or found.version(version_name) is None:
+            raise _errors.generic_not_found()
+        if namespace and not found.namespaced:
+            raise _errors.generic_not_found()
+        rt, name_parts = found, rest[1:]
         version = rt.version(version_name)
         assert version is not None
         if len(name_parts) > 2:
@@ -240,6 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
         if subresource and not (
             (subresource == "status" and version.status_subresource)
             or (subresource == "scale" and version.scale is not None)
+            or (subresource == "log" and is_pods(rt))
         ):
             raise _errors.generic_not_found()
         if rt.namespaced and name and not namespace:
@@ -255,6 +263,8 @@ class _Handler(BaseHTTPRequestHandler):
             ("DELETE", False): "deletecollection",
         }.get((self.command, bool(name)))
         if verb is None or (subresource and verb not in ("get", "update", "patch")):
+            raise _errors.method_not_allowed()
+        if subresource == "log" and verb != "get":
             raise _errors.method_not_allowed()
         if rt.namespaced and not namespace and verb in ("create", "deletecollection"):
             raise _errors.method_not_allowed()
@@ -354,6 +364,49 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             backend.store.unwatch(watcher)
+
+    # -- logs ---------------------------------------------------------------------------------
+
+    def _send_log(self, reply: _logs.LogReply) -> None:
+        """Plain text as the kubelet gives it; with `follow`, chunks until the container ends,
+        the client leaves, or the test drops log streams (then the connection just breaks)."""
+        budget = reply.limit
+        head = b"".join(reply.head)
+        if budget is not None:
+            head, budget = head[:budget], budget - len(head[:budget])
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Cache-Control", "no-cache, private")
+        if reply.later is None:
+            self.send_header("Content-Length", str(len(head)))
+            self.end_headers()
+            self.wfile.write(head)
+            self.wfile.flush()
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            if head:
+                self._raw_chunk(head)
+            for data in reply.later if budget != 0 else ():
+                if budget is not None:
+                    data, budget = data[:budget], budget - len(data[:budget])
+                self._raw_chunk(data)
+                if budget == 0:
+                    break
+            self._end_chunks()
+        except _logs.Dropped:
+            self._drop()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True
+        finally:
+            close = getattr(reply.later, "close", None)
+            if close is not None:
+                close()
+
+    def _raw_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
     def _end_chunks(self) -> None:
         self.wfile.write(b"0\r\n\r\n")

@@ -196,8 +196,14 @@ NAMESPACES = ResourceType(
 class Registry:
     """All served resource types, looked up by group and plural (or kind)."""
 
-    def __init__(self, crds: Iterable[Mapping[str, Any]]) -> None:
-        self._types: dict[tuple[str, str], ResourceType] = {("", "namespaces"): NAMESPACES}
+    def __init__(
+        self,
+        crds: Iterable[Mapping[str, Any]],
+        builtins: Iterable[ResourceType] = (NAMESPACES,),
+    ) -> None:
+        self._types: dict[tuple[str, str], ResourceType] = {
+            (rt.group, rt.plural): rt for rt in builtins
+        }
         for crd in crds:
             rt = resource_from_crd(crd)
             key = (rt.group, rt.plural)

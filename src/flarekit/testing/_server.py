@@ -1,10 +1,11 @@
 """FakeCluster: start the emulated apiserver, and reach into it from tests.
 
 This is the object tests hold. It owns the store, the HTTPS server thread, the certificates
-and kubeconfig, the auth policy, fault rules, the request log and the controller loop, and it
-offers direct access (`objects`, `get`, `create`, `patch`, `set_status`, `delete`) that runs
-the same handlers as HTTP requests, minus authentication, so seeded objects look exactly like
-objects created through the API.
+and kubeconfig, the auth policy, fault rules, the request log, container logs and the
+controller loop, and it offers direct access (`objects`, `get`, `create`, `patch`,
+`set_status`, `delete`, and for pods `add_pod`, `start_pod`, `append_log`, `finish_pod`) that
+runs the same handlers as HTTP requests, minus authentication, so seeded objects look exactly
+like objects created through the API.
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from flarekit.testing import _deletes, _reads, _writes
+from flarekit.testing import _deletes, _pods, _reads, _writes
 from flarekit.testing._auth import Policy, Rule, rule
 from flarekit.testing._controllers import Controller, ControllerLoop
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedRequest, RequestLog
 from flarekit.testing._http import Backend, make_server
+from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
-from flarekit.testing._resources import Registry, ResourceType
+from flarekit.testing._resources import NAMESPACES, Registry, ResourceType
 from flarekit.testing._store import Store
 from flarekit.testing._tls import make_certificates, write_kubeconfig
 
@@ -53,6 +55,7 @@ class FakeCluster:
 
     `FakeCluster(crds=[...])` serves exactly those CRDs; `FakeCluster(releases={"kueue":
     "v0.10.6"})` the CRDs of those upstream releases; `FakeCluster()` the default releases.
+    Namespaces and pods (with their `log` subresource) are always served.
     Use it as a context manager, or call `start()` / `stop()`. `controllers=[...]` registers
     simulated controllers (see `add_controller`); none run by default.
     """
@@ -72,13 +75,24 @@ class FakeCluster:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
-        self.registry = Registry(list(crds) if crds is not None else release_crds(releases))
+        self.registry = Registry(
+            list(crds) if crds is not None else release_crds(releases),
+            builtins=(NAMESPACES, _pods.PODS),
+        )
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()
         self._log = RequestLog()
+        self.logs = LogStore()
+        self.store.on_commit.append(self.logs.on_commit)
         self._backend = Backend(
-            self.registry, self.store, self.policy, self.faults, self._log, bookmark_interval
+            self.registry,
+            self.store,
+            self.policy,
+            self.faults,
+            self._log,
+            bookmark_interval,
+            self.logs,
         )
         self._controllers = ControllerLoop(self, tick_interval)
         self.store.on_commit.append(self._controllers.offer)
@@ -113,6 +127,7 @@ class FakeCluster:
     def stop(self) -> None:
         self._controllers.stop()
         self.store.close_watches()
+        self.logs.close()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -234,6 +249,14 @@ class FakeCluster:
     @property
     def open_watches(self) -> int:
         return self.store.open_watches
+
+    def drop_log_streams(self) -> int:
+        """Abruptly close every open `follow` log stream; returns how many there were."""
+        return self.logs.drop()
+
+    @property
+    def open_log_streams(self) -> int:
+        return self.logs.open_streams
 
     # -- request log ----------------------------------------------------------------------------
 
@@ -377,6 +400,81 @@ class FakeCluster:
     def compact(self) -> None:
         """Forget the event history: older resourceVersions then answer 410 Expired."""
         self.store.compact()
+
+    # -- pods and their logs --------------------------------------------------------------------
+
+    def add_pod(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        labels: Mapping[str, str] | None = None,
+        containers: Iterable[str | Mapping[str, Any]] = ("main",),
+        phase: str = "Pending",
+        annotations: Mapping[str, str] | None = None,
+        owner: Mapping[str, Any] | None = None,
+        spec: Mapping[str, Any] | None = None,
+    ) -> JSON:
+        """Create a pod (containers by name, or full container mappings) in `phase`: Pending
+        as created, Running, or Succeeded/Failed with its containers terminated."""
+        if phase not in _pods.PHASES[:4]:
+            raise ValueError(f"phase must be one of {', '.join(_pods.PHASES[:4])}; got {phase!r}")
+        self.create(
+            _pods.manifest(
+                namespace, name, containers, labels, annotations=annotations, owner=owner, spec=spec
+            )
+        )
+        if phase == "Running":
+            return self.start_pod(namespace, name)
+        if phase in _pods.FINISHED:
+            return self.finish_pod(namespace, name, phase)
+        return self._pod(namespace, name)
+
+    def _pod(self, namespace: str, name: str) -> JSON:
+        pod = self.get("pods", name, namespace)
+        if pod is None:
+            present = ", ".join(o["metadata"]["name"] for o in self.objects("pods", namespace))
+            raise ValueError(
+                f"no pod {name!r} in namespace {namespace!r}; pods there: {present or 'none'}"
+            )
+        return pod
+
+    def start_pod(self, namespace: str, name: str) -> JSON:
+        """Report the pod Running, every container started and ready (as a kubelet would)."""
+        pod = self._pod(namespace, name)
+        return self.set_status("pods", name, _pods.running_status(pod), namespace)
+
+    def finish_pod(
+        self, namespace: str, name: str, phase: str = "Succeeded", exit_code: int | None = None
+    ) -> JSON:
+        """End the pod: `Succeeded` (exit code 0) or `Failed` (1 unless given); followed log
+        streams of its containers then end."""
+        pod = self._pod(namespace, name)
+        return self.set_status(
+            "pods", name, _pods.finished_status(pod, phase, exit_code), namespace
+        )
+
+    def append_log(self, namespace: str, pod: str, text: str, container: str | None = None) -> int:
+        """Write `text` (one or more lines) to a container's log; returns the number of lines.
+        `container` may be left out when the pod has exactly one."""
+        return self.logs.append(
+            (namespace, pod, self._log_container(namespace, pod, container)), text
+        )
+
+    def read_log(self, namespace: str, pod: str, container: str | None = None) -> str:
+        """A container's log as written so far (no HTTP, no options)."""
+        key = (namespace, pod, self._log_container(namespace, pod, container))
+        return "".join(line.text + "\n" for line in self.logs.lines(key))
+
+    def _log_container(self, namespace: str, pod: str, container: str | None) -> str:
+        obj = self._pod(namespace, pod)
+        names = _pods.container_names(obj) + _pods.container_names(obj, init=True)
+        if container is None and len(_pods.container_names(obj)) == 1:
+            return _pods.container_names(obj)[0]
+        if container is None or container not in names:
+            given = "no container" if container is None else f"container {container!r}"
+            raise ValueError(f"{given} for pod {pod!r}: choose one of {', '.join(names) or 'none'}")
+        return container
 
     # -- controllers ----------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from flarekit.testing import _apply, _errors, _meta
+from flarekit.testing import _apply, _errors, _meta, _pods
 from flarekit.testing._deletes import finalize_namespace
 from flarekit.testing._patch import PatchError, apply_json_patch, apply_merge_patch
 from flarekit.testing._reads import read_path, scale_view
@@ -115,11 +115,15 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
         managed = meta.get("managedFields") if applied else None
         _meta.strip_for_create(obj)
         _meta.isolate_for_main(obj, None, req.version.status_subresource)
-        if req.rt.group == "":
+        if _is_namespaces(req):
             _namespace_defaults(obj)
+        elif _pods.is_pods(req.rt):
+            _pods.prepare_for_create(obj)
         obj, causes = admission(obj)
         if req.version.schema is None:  # the schema engine checks metadata of custom resources
             causes = _meta.validate_name(name, label_only=True) + _meta.validate_meta_types(obj)
+        if _pods.is_pods(req.rt):
+            causes += _pods.validate(obj)
         if causes:
             raise _invalid(req, name, causes)
         if store.get(req.key(name)) is not None:
@@ -138,6 +142,10 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
         stored = store.commit(req.key(name), to_storage(obj, req.rt))
     return Response(201, present(stored, req.rt, req.version.name), admission.warnings)
+
+
+def _is_namespaces(req: Request) -> bool:
+    return req.rt.group == "" and req.rt.plural == "namespaces"
 
 
 def _namespace_defaults(obj: JSON) -> None:
@@ -216,11 +224,13 @@ def _commit_update(
         new["metadata"]["name"] = req.name
         if req.rt.namespaced:
             new["metadata"]["namespace"] = req.namespace
-        if req.rt.group == "":
+        if _is_namespaces(req):
             new["spec"] = copy.deepcopy(old.get("spec", {}))
     new, causes = admission(new)
     if req.version.schema is None:
         causes = _meta.validate_meta_types(new)
+    if _pods.is_pods(req.rt) and req.subresource != "status":
+        causes += _pods.validate(new) + _pods.update_causes(old_view, new)
     added = _meta.added_finalizers(new, old_view)
     if old["metadata"].get("deletionTimestamp") and added:
         causes.append(
@@ -270,7 +280,8 @@ def patch(store: Store, req: Request) -> Response:
     content_type = req.content_type.split(";")[0].strip().lower()
     core = req.rt.group == ""
     if content_type == STRATEGIC_PATCH and core:
-        content_type = MERGE_PATCH  # close enough for Namespace, which has no lists to merge
+        # Close enough for metadata and status changes; lists are replaced, not merged by key.
+        content_type = MERGE_PATCH
     if content_type not in CR_PATCH_TYPES:
         raise _errors.unsupported_media_type(content_type, CR_PATCH_TYPES)
     applying = content_type == APPLY_PATCH
