@@ -8,7 +8,12 @@ back from an existing object.
 """
 
 from flarekit._validation import ConfigError, Problem, ValidationReport
+from flarekit._wait import TerminalFailure, WaitTimeout
+from flarekit.cluster._cluster import Cluster, LabelsDropped
 from flarekit.cluster._config import ClusterConfiguration, WorkerGroup
+from flarekit.cluster._dashboard import DashboardNotExposed
+from flarekit.cluster._details import ClusterDetails
+from flarekit.cluster._lookup import ClusterList, get_cluster, list_all_clusters, list_all_queued
 from flarekit.cluster._read import from_raycluster
 from flarekit.cluster._render import (
     render,
@@ -17,14 +22,27 @@ from flarekit.cluster._render import (
     to_dict,
     to_yaml,
 )
+from flarekit.cluster._status import ClusterState, ClusterStatus
 
 __all__ = [
+    "Cluster",
     "ClusterConfiguration",
+    "ClusterDetails",
+    "ClusterList",
+    "ClusterState",
+    "ClusterStatus",
     "ConfigError",
+    "DashboardNotExposed",
+    "LabelsDropped",
     "Problem",
+    "TerminalFailure",
     "ValidationReport",
+    "WaitTimeout",
     "WorkerGroup",
     "from_raycluster",
+    "get_cluster",
+    "list_all_clusters",
+    "list_all_queued",
     "render",
     "render_appwrapper",
     "render_raycluster",

@@ -1,0 +1,435 @@
+"""`Cluster`: one Ray cluster on Kubernetes, from its configuration to its teardown.
+
+Why: a data scientist wants `Cluster(config).apply()`, then `wait_ready()`, then an address
+to connect to, without knowing that this means a RayCluster (or an AppWrapper holding one),
+Kueue labels, head Services and Routes. The order of work is the point:
+
+1. the configuration is validated, and nothing is sent if it is wrong;
+2. the Kueue queue is resolved (the named LocalQueue must exist, else the namespace's default
+   one is used; see :func:`flarekit.kueue.maybe_local_queue`), so a missing queue is an error
+   before anything is created and the label is never dropped;
+3. the object is sent with server-side apply (created, or updated in place);
+4. the stored object is checked to still carry the Kueue labels; if it does not (an admission
+   webhook removed them), what this call created is deleted again so that nothing runs
+   outside the queue. Whatever fails after something was created, the new objects are
+   removed before the error is raised; objects that existed before are never deleted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from flarekit._validation import ConfigError, Problem
+from flarekit._wait import Clock, WaitTimeout, wait_until
+from flarekit.cluster._config import PRIORITY_LABEL, QUEUE_LABEL, ClusterConfiguration
+from flarekit.cluster._status import (
+    ClusterState,
+    ClusterStatus,
+    cluster_status,
+    head_service_name,
+    owning_appwrapper,
+)
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+    from flarekit.cluster._details import ClusterDetails
+    from flarekit_models._base import KubeResource
+
+__all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
+
+#: The Ray client server port on the head Service (KubeRay's default).
+CLIENT_PORT = 10001
+
+
+class LabelsDropped(RuntimeError):
+    """The server stored the cluster without its Kueue labels, so it would not be queued."""
+
+
+def _as_dict(obj: Any) -> dict[str, Any] | None:
+    if obj is None:
+        return None
+    data: dict[str, Any] = obj.to_dict()
+    return data
+
+
+def _endpoint(raycluster: dict[str, Any] | None, name: str, default: int) -> int:
+    endpoints = ((raycluster or {}).get("status") or {}).get("endpoints") or {}
+    try:
+        return int(endpoints.get(name) or default)
+    except (TypeError, ValueError):
+        return default
+
+
+class Cluster:
+    """A Ray cluster described by a :class:`ClusterConfiguration`, on the cluster `client`
+    talks to (`Client()` by default: the current kubeconfig).
+
+    `config.namespace=None` means the client's namespace. Nothing is sent until a method
+    needs the server; :meth:`to_yaml` and :meth:`to_dict` never do.
+    """
+
+    def __init__(self, config: ClusterConfiguration, client: Client | None = None) -> None:
+        if not isinstance(config, ClusterConfiguration):
+            raise TypeError(f"config must be a ClusterConfiguration, got {type(config).__name__}")
+        self.config = config
+        self._client = client
+        #: The AppWrapper's name when it differs from the RayCluster's (attached clusters).
+        self._appwrapper_name: str | None = None
+
+    def __repr__(self) -> str:
+        kind = "AppWrapper" if self.config.appwrapper else "RayCluster"
+        where = self.config.namespace or "<client namespace>"
+        return f"Cluster({kind} {where}/{self.config.name})"
+
+    # -- where ----------------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Client:
+        """The client in use (made from the current kubeconfig on first use)."""
+        if self._client is None:
+            from flarekit._client import Client
+
+            self._client = Client()
+        return self._client
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def namespace(self) -> str:
+        """`config.namespace`, else the client's namespace, else ``default``."""
+        return self.config.namespace or self.client.namespace or "default"
+
+    @property
+    def appwrapper_name(self) -> str:
+        return self._appwrapper_name or self.config.name
+
+    # -- offline --------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """What :meth:`apply` sends (before the queue is resolved), as Kubernetes JSON."""
+        from flarekit.cluster._render import to_dict
+
+        return to_dict(self.config)
+
+    def to_yaml(self) -> str:
+        """:meth:`to_dict` as YAML, e.g. to review or to `kubectl apply -f`."""
+        from flarekit.cluster._render import to_yaml
+
+        return to_yaml(self.config)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _get(self, kind: type[KubeResource], name: str) -> Any | None:
+        from flarekit._errors import NotFound
+
+        try:
+            return self.client.get(kind, name, namespace=self.namespace)
+        except NotFound:
+            return None
+
+    def _read(self) -> tuple[Any | None, Any | None]:
+        """(RayCluster, AppWrapper) as stored; either may be None. Raises `NotFound` when
+        neither exists."""
+        from flarekit._errors import NotFound
+        from flarekit_models.appwrapper.v1beta2 import AppWrapper
+        from flarekit_models.ray.v1 import RayCluster
+
+        if self.config.appwrapper:
+            top = self.client.get(AppWrapper, self.appwrapper_name, namespace=self.namespace)
+            return self._get(RayCluster, self.name), top
+        raycluster = self.client.get(RayCluster, self.name, namespace=self.namespace)
+        owner = owning_appwrapper(_as_dict(raycluster))
+        if not owner:
+            return raycluster, None
+        try:
+            return raycluster, self.client.get(AppWrapper, owner, namespace=self.namespace)
+        except NotFound:
+            return raycluster, None
+
+    def status(self) -> ClusterStatus:
+        """The cluster's state now (`NotFound` if it does not exist)."""
+        raycluster, wrapper = self._read()
+        return cluster_status(
+            _as_dict(raycluster), _as_dict(wrapper), name=self.name, namespace=self.namespace
+        )
+
+    def cluster_uri(self) -> str:
+        """The Ray client address inside the Kubernetes cluster: ``ray://<svc>.<ns>.svc:10001``.
+
+        Reads the head Service name and client port KubeRay reports, and falls back to
+        KubeRay's naming when the cluster does not exist yet.
+        """
+        from flarekit_models.ray.v1 import RayCluster
+
+        raycluster = _as_dict(self._get(RayCluster, self.name))
+        service = head_service_name(raycluster, self.name)
+        port = _endpoint(raycluster, "client", CLIENT_PORT)
+        return f"ray://{service}.{self.namespace}.svc:{port}"
+
+    def cluster_dashboard_uri(self) -> str:
+        """The dashboard URL from a Route, Ingress or HTTPRoute to the head Service.
+
+        Raises :class:`~flarekit.cluster.DashboardNotExposed` (a `LookupError`) saying that
+        none was found and how to port-forward instead.
+        """
+        from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT, find_dashboard_uri
+        from flarekit_models.ray.v1 import RayCluster
+
+        raycluster = _as_dict(self._get(RayCluster, self.name))
+        return find_dashboard_uri(
+            self.client,
+            self.namespace,
+            head_service_name(raycluster, self.name),
+            port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
+        )
+
+    def details(self) -> ClusterDetails:
+        """Status, addresses, queue admission and resources per group, read from the server."""
+        from flarekit.cluster._dashboard import DashboardNotExposed
+        from flarekit.cluster._details import ClusterDetails, group_rows
+        from flarekit.cluster._read import from_raycluster
+
+        raycluster, wrapper = self._read()
+        rc, aw = _as_dict(raycluster), _as_dict(wrapper)
+        status = cluster_status(rc, aw, name=self.name, namespace=self.namespace)
+        source = aw if aw is not None else rc
+        try:
+            described = from_raycluster(source) if source is not None else self.config
+        except (ConfigError, ValueError):
+            described = self.config  # an object no configuration can express
+        try:
+            dashboard = self.cluster_dashboard_uri()
+        except DashboardNotExposed as exc:
+            dashboard = str(exc)
+        return ClusterDetails(
+            status=status,
+            kind="AppWrapper" if aw is not None else "RayCluster",
+            ray_version=described.ray_version,
+            image=described.effective_image,
+            cluster_uri=self.cluster_uri(),
+            dashboard=dashboard,
+            admission=self._admission(wrapper if wrapper is not None else raycluster, status),
+            groups=group_rows(described),
+        )
+
+    def _admission(self, top: Any, status: ClusterStatus) -> str | None:
+        """Kueue's word on the cluster's Workload, when it is queued."""
+        if top is None or not status.queue:
+            return None
+        from flarekit.kueue import admission_state, workload_for
+
+        workload = workload_for(self.client, top)
+        if workload is None:
+            return "no Workload yet (Kueue has not seen the cluster)"
+        return str(admission_state(workload))
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def apply(self, *, force: bool = False) -> Cluster:
+        """Create the cluster, or update it in place (server-side apply); returns `self`.
+
+        Validates first (`ConfigError`, nothing sent), then resolves the Kueue queue
+        (`QueueNotFound`, nothing created). `force=True` takes over fields another manager
+        owns instead of raising `Conflict`.
+        """
+        from flarekit.cluster._render import render
+        from flarekit.kueue import maybe_local_queue
+
+        self.config.validate().raise_if_problems()
+        namespace = self.namespace
+        queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
+        config = dataclasses.replace(self.config, namespace=namespace, local_queue=queue)
+        self._check_not_taken(config)
+        model = render(config)
+        kind = type(model)
+        name = self.appwrapper_name if config.appwrapper else config.name
+        if config.appwrapper and self._appwrapper_name and model.metadata is not None:
+            model.metadata.name = self._appwrapper_name
+        existed = self._get(kind, name) is not None
+        created: list[tuple[type[KubeResource], str]] = []
+        try:
+            stored = self.client.apply(model, force=force)
+            if not existed:
+                created.append((kind, name))
+            self._check_labels(stored, config, existed)
+        except BaseException as exc:
+            self._undo(created, exc)
+            raise
+        self.config = config
+        return self
+
+    up = apply
+
+    def _check_not_taken(self, config: ClusterConfiguration) -> None:
+        """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one."""
+        from flarekit_models.ray.v1 import RayCluster
+
+        existing = _as_dict(self._get(RayCluster, config.name))
+        if existing is None:
+            return
+        owner = owning_appwrapper(existing)
+        where = f"{config.namespace}/{config.name}"
+        if config.appwrapper and owner is None:
+            problem = Problem(
+                "appwrapper",
+                True,
+                f"RayCluster {where} already exists outside an AppWrapper",
+                "appwrapper=False to update it, another name, or down() it first",
+            )
+        elif not config.appwrapper and owner is not None:
+            problem = Problem(
+                "appwrapper",
+                False,
+                f"RayCluster {where} belongs to AppWrapper {owner!r}",
+                f"appwrapper=True to update it through AppWrapper {owner!r}",
+            )
+        else:
+            return
+        raise ConfigError([problem])
+
+    def _check_labels(self, stored: Any, config: ClusterConfiguration, existed: bool) -> None:
+        labels = dict(getattr(stored.metadata, "labels", None) or {})
+        wanted = {QUEUE_LABEL: config.local_queue, PRIORITY_LABEL: config.priority_class}
+        missing = {k: v for k, v in wanted.items() if v and labels.get(k) != v}
+        if not missing:
+            return
+        what = ", ".join(f"{k}={v}" for k, v in missing.items())
+        kind = type(stored).__name__
+        fate = "it existed before, so it was left in place" if existed else "it was deleted again"
+        raise LabelsDropped(
+            f"the server stored {kind} {config.namespace}/{stored.metadata.name} without the "
+            f"label(s) {what} (an admission webhook may remove them), so it would run outside "
+            f"the queue; {fate}"
+        )
+
+    def _undo(self, created: list[tuple[type[KubeResource], str]], error: BaseException) -> None:
+        """Delete what this call created, newest first; failures become notes on `error`."""
+        from flarekit._errors import ApiError, NotFound
+
+        for kind, name in reversed(created):
+            try:
+                self.client.delete(kind, name, namespace=self.namespace)
+            except NotFound:
+                pass
+            except ApiError as exc:
+                error.add_note(
+                    f"could not delete {kind.__name__} {self.namespace}/{name} created by this "
+                    f"call: {exc}; delete it by hand"
+                )
+
+    def down(
+        self,
+        *,
+        wait: bool = False,
+        timeout: float = 300.0,
+        poll: float = 0.5,
+        max_poll: float = 5.0,
+        progress: bool = True,
+        clock: Clock | None = None,
+    ) -> bool:
+        """Delete the cluster (the AppWrapper when wrapped: it removes what it made).
+
+        Returns False when there was nothing to delete. With `wait=True`, returns once the
+        object is gone (`WaitTimeout` after `timeout` seconds, e.g. while finalizers hold it).
+        """
+        from flarekit._errors import NotFound
+        from flarekit_models.appwrapper.v1beta2 import AppWrapper
+        from flarekit_models.ray.v1 import RayCluster
+
+        kind: type[KubeResource]
+        if self.config.appwrapper:
+            kind, name = AppWrapper, self.appwrapper_name
+        else:
+            owner = owning_appwrapper(_as_dict(self._get(RayCluster, self.name)))
+            # Deleting a wrapped RayCluster alone would only make its AppWrapper recreate it.
+            kind, name = (AppWrapper, owner) if owner else (RayCluster, self.name)
+        try:
+            self.client.delete(kind, name, namespace=self.namespace)
+        except NotFound:
+            return False
+        if wait:
+            wait_until(
+                lambda: self._get(kind, name),
+                lambda obj: obj is None,
+                None,
+                timeout=timeout,
+                describe=f"{kind.__name__} {self.namespace}/{name} to be deleted",
+                state=_deletion_state,
+                poll=poll,
+                max_poll=max_poll,
+                progress=progress,
+                clock=clock,
+            )
+        return True
+
+    # -- waiting --------------------------------------------------------------------------------
+
+    def wait_ready(
+        self,
+        timeout: float = 600.0,
+        *,
+        poll: float = 1.0,
+        max_poll: float = 5.0,
+        progress: bool = True,
+        clock: Clock | None = None,
+    ) -> ClusterStatus:
+        """Return the status once the cluster is READY.
+
+        Raises `TerminalFailure` quoting KubeRay's or the AppWrapper's reason when it fails,
+        and `WaitTimeout` after `timeout` seconds (for a queued cluster, with Kueue's reason
+        for not admitting it).
+        """
+        describe = f"Ray cluster {self.namespace}/{self.name} to be ready"
+        try:
+            return wait_until(
+                self.status,
+                lambda s: s.ready,
+                lambda s: (s.reason or "failed") if s.state is ClusterState.FAILED else None,
+                timeout=timeout,
+                describe=describe,
+                poll=poll,
+                max_poll=max_poll,
+                progress=progress,
+                clock=clock,
+                state=_status_line,
+                count=lambda s: (
+                    (s.workers_ready, s.workers_desired)
+                    if s.workers_ready is not None and s.workers_desired is not None
+                    else None
+                ),
+            )
+        except WaitTimeout as exc:
+            why = self._queued_reason()
+            if why is None:
+                raise
+            raise WaitTimeout(
+                what=describe,
+                timeout=exc.timeout,
+                elapsed=exc.elapsed,
+                last_state=f"{exc.last_state}; Kueue: {why}",
+            ) from None
+
+    def _queued_reason(self) -> str | None:
+        try:
+            raycluster, wrapper = self._read()
+            status = cluster_status(_as_dict(raycluster), _as_dict(wrapper))
+            if status.state is not ClusterState.QUEUED:
+                return None
+            return self._admission(wrapper if wrapper is not None else raycluster, status)
+        except Exception:  # the timeout is the error to report; this is only a hint
+            return None
+
+
+def _status_line(status: ClusterStatus) -> str:
+    text = f"{status.state.value}, workers {status.workers}"
+    return f"{text} ({status.reason})" if status.reason else text
+
+
+def _deletion_state(obj: Any) -> str:
+    if obj is None:
+        return "deleted"
+    finalizers = list(getattr(obj.metadata, "finalizers", None) or [])
+    return f"being deleted, finalizers: {', '.join(finalizers)}" if finalizers else "being deleted"

@@ -1,0 +1,168 @@
+"""Finding Ray clusters that already exist: by name, all of them, or those waiting in a queue.
+
+Why: clusters outlive notebooks, and many are made by someone else (a colleague, a pipeline,
+`kubectl apply`). `get_cluster` attaches to one and rebuilds its `ClusterConfiguration` from
+the stored object (also when the RayCluster sits inside an AppWrapper, or when the AppWrapper
+is still queued and has not made its RayCluster yet). The listings pair each AppWrapper with
+the RayCluster it made, so a wrapped cluster shows up once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from flarekit._errors import NotFound
+from flarekit._tables import html_table, text_table
+from flarekit.cluster._cluster import Cluster
+from flarekit.cluster._status import ClusterState, ClusterStatus, cluster_status, owning_appwrapper
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+
+__all__ = ["ClusterList", "get_cluster", "list_all_clusters", "list_all_queued"]
+
+_HEADER = ("NAME", "STATE", "WORKERS", "QUEUE", "APPWRAPPER", "REASON")
+
+
+class ClusterList(list[ClusterStatus]):
+    """Statuses of several clusters: a list, printed as a table (HTML in Jupyter)."""
+
+    def __init__(self, items: Iterable[ClusterStatus] = (), *, namespace: str = "") -> None:
+        super().__init__(items)
+        self.namespace = namespace
+
+    def _rows(self) -> list[tuple[object, ...]]:
+        return [(s.name, s.state.value, s.workers, s.queue, s.appwrapper, s.reason) for s in self]
+
+    def _title(self) -> str:
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f"Ray clusters{where}: {len(self)}"
+
+    def __str__(self) -> str:
+        if not self:
+            return self._title()
+        return text_table(self._rows(), header=_HEADER, title=self._title())
+
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), header=_HEADER, title=self._title())
+
+
+def _client(client: Client | None) -> Client:
+    if client is not None:
+        return client
+    from flarekit._client import Client
+
+    return Client()
+
+
+def _raycluster_template(wrapper: Mapping[str, Any]) -> dict[str, Any] | None:
+    for component in (wrapper.get("spec") or {}).get("components") or []:
+        template = (component or {}).get("template") or {}
+        if isinstance(template, Mapping) and template.get("kind") == "RayCluster":
+            return dict(template)
+    return None
+
+
+def get_cluster(name: str, namespace: str | None = None, client: Client | None = None) -> Cluster:
+    """The existing Ray cluster `name`: a RayCluster, or an AppWrapper holding one.
+
+    The returned `Cluster`'s `config` is rebuilt from the stored object (see
+    :func:`~flarekit.cluster.from_raycluster`). Raises `NotFound` when there is neither a
+    RayCluster nor an AppWrapper holding a RayCluster of that name.
+    """
+    from flarekit.cluster._read import from_raycluster
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit_models.ray.v1 import RayCluster
+
+    client = _client(client)
+    ns = namespace or client.namespace or "default"
+    source: dict[str, Any] | None = None
+    wrapper_name: str | None = None
+    try:
+        raycluster = client.get(RayCluster, name, namespace=ns).to_dict()
+    except NotFound:
+        raycluster = None
+    if raycluster is not None:
+        wrapper_name = owning_appwrapper(raycluster)
+        source = raycluster
+    # Without a RayCluster, look for a queued AppWrapper that has not made it yet.
+    candidates = [name] if raycluster is None else [wrapper_name] if wrapper_name else []
+    for candidate in candidates:
+        try:
+            wrapper = client.get(AppWrapper, candidate, namespace=ns).to_dict()
+        except NotFound:
+            continue
+        template = _raycluster_template(wrapper)
+        if template is not None:
+            # The RayCluster inside may leave its name (and namespace) to the AppWrapper.
+            template.setdefault("metadata", {}).setdefault("name", candidate)
+            wrapper["spec"]["components"] = [{"template": template}]
+            source, wrapper_name = wrapper, candidate
+    if source is None:
+        raise _not_found(name, ns)
+    config = from_raycluster(source)
+    if config.namespace is None:
+        config.namespace = ns
+    cluster = Cluster(config, client)
+    if source.get("kind") == "AppWrapper" and wrapper_name != config.name:
+        cluster._appwrapper_name = wrapper_name
+    return cluster
+
+
+def _not_found(name: str, namespace: str) -> NotFound:
+    from flarekit._errors import Operation
+
+    return NotFound(
+        Operation("get", "rayclusters.ray.io", name, namespace),
+        404,
+        "NotFound",
+        f"no RayCluster {name!r} and no AppWrapper {name!r} holding one in namespace "
+        f"{namespace!r}",
+    )
+
+
+def _list_dicts(client: Client, kind: Any, namespace: str) -> list[dict[str, Any]]:
+    try:
+        return [obj.to_dict() for obj in client.list(kind, namespace=namespace)]
+    except NotFound:  # the kind is not served (e.g. no AppWrapper controller installed)
+        return []
+
+
+def list_all_clusters(namespace: str | None = None, client: Client | None = None) -> ClusterList:
+    """Every Ray cluster in `namespace` (the client's by default), sorted by name.
+
+    An AppWrapper holding a RayCluster is one row, with the RayCluster's state once it
+    exists; an AppWrapper still waiting for admission is listed without one.
+    """
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit_models.ray.v1 import RayCluster
+
+    client = _client(client)
+    ns = namespace or client.namespace or "default"
+    rayclusters = _list_dicts(client, RayCluster, ns)
+    wrappers = {
+        str((w.get("metadata") or {}).get("name")): w
+        for w in _list_dicts(client, AppWrapper, ns)
+        if _raycluster_template(w) is not None
+    }
+    inside: dict[str, dict[str, Any]] = {}
+    rows: list[ClusterStatus] = []
+    for rc in rayclusters:
+        owner = owning_appwrapper(rc)
+        if owner and owner in wrappers:
+            inside[owner] = rc
+        else:
+            rows.append(cluster_status(rc, None, namespace=ns))
+    for wrapper_name, wrapper in wrappers.items():
+        rows.append(cluster_status(inside.get(wrapper_name), wrapper, namespace=ns))
+    return ClusterList(sorted(rows, key=lambda s: s.name), namespace=ns)
+
+
+def list_all_queued(namespace: str | None = None, client: Client | None = None) -> ClusterList:
+    """The Ray clusters in `namespace` waiting for Kueue to admit them: suspended with a queue
+    label, or in an AppWrapper that is queued and not yet running."""
+    found = list_all_clusters(namespace, client)
+    return ClusterList(
+        (s for s in found if s.state is ClusterState.QUEUED), namespace=found.namespace
+    )
