@@ -1,0 +1,92 @@
+"""Where a training job stands, in one vocabulary for TrainJobs, PyTorchJobs and Ray jobs.
+
+Each backend reports progress differently (Trainer and the training operator through
+conditions, Ray through a status string). Users ask one question, "is it running, done or
+failed, and why", so each is read into a `JobStatus` with a `JobState`, the reason and the
+message the server gave. Reading never fails on a fresh object whose `status` is missing: such
+a job is simply `PENDING`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flarekit._tables import HtmlStatus
+
+__all__ = ["JobState", "JobStatus", "condition", "conditions_of"]
+
+
+class JobState(enum.StrEnum):
+    """The life of a training job, whatever runs it."""
+
+    PENDING = "Pending"
+    """Created; not running yet (no status, waiting for pods or for its queue)."""
+    SUSPENDED = "Suspended"
+    """Held (`spec.suspend`), by the user or by Kueue until the queue admits it."""
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    STOPPED = "Stopped"
+    """Stopped on request before it finished (Ray jobs)."""
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.STOPPED)
+
+
+def conditions_of(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """`status.conditions` of a Kubernetes JSON object ([] when there are none yet)."""
+    found = (obj.get("status") or {}).get("conditions") or []
+    return [c for c in found if isinstance(c, Mapping)]
+
+
+def condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    """The condition `type_` if its status is ``"True"``."""
+    return next(
+        (c for c in conditions_of(obj) if c.get("type") == type_ and c.get("status") == "True"),
+        None,
+    )
+
+
+@dataclass(frozen=True)
+class JobStatus(HtmlStatus):
+    """A job's state, with the server's `reason` and `message` for it.
+
+    `kind` and `name` say which object; `replicas` maps each group of pods (a replicated
+    job, a replica type) to counts such as ``{"active": 2, "succeeded": 0}``.
+    """
+
+    kind: str
+    name: str
+    namespace: str
+    state: JobState
+    reason: str = ""
+    message: str = ""
+    replicas: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    conditions: Sequence[tuple[str, str, str]] = ()
+
+    @property
+    def finished(self) -> bool:
+        return self.state.is_terminal
+
+    def __str__(self) -> str:
+        why = ": ".join(p for p in (self.reason, self.message) if p)
+        text = f"{self.kind} {self.namespace}/{self.name}: {self.state.value}"
+        return f"{text} ({why})" if why else text
+
+    def _status_title(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    def _status_rows(self) -> Sequence[tuple[str, object]]:
+        rows: list[tuple[str, object]] = [("state", self.state.value)]
+        if self.reason:
+            rows.append(("reason", self.reason))
+        if self.message:
+            rows.append(("message", self.message))
+        for group, counts in self.replicas.items():
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+            rows.append((group, shown or "-"))
+        return rows

@@ -1,0 +1,125 @@
+"""Creating a TrainJob in the pod-customisation field the server's Trainer release has.
+
+Which of ``runtimePatches`` / ``podTemplateOverrides`` / ``podSpecOverrides`` a cluster
+accepts is learnt without reading its CRDs (which users often may not): the create itself is
+sent with ``fieldValidation=Strict``, and a server without the field answers 400 naming it as
+unknown, before admission and without storing anything. The next field is then tried, and the
+one that worked is remembered for the client, so later creates take one request. Other unknown
+fields (``spec.activeDeadlineSeconds`` before Trainer v2.3) are refused naming the option.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from flarekit._validation import ConfigError, Problem
+from flarekit.job._podopts import POD_FIELDS, RELEASES, PodField, PodOptions, unsupported
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+__all__ = ["OPTION_FIELDS", "create_trainjob", "forget_pod_field", "known_pod_field"]
+
+#: TrainJob fields some Trainer releases lack, and the option that sets each.
+OPTION_FIELDS = {
+    "spec.activeDeadlineSeconds": ("active_deadline_seconds", "Trainer v2.3 and later"),
+}
+_UNKNOWN = re.compile(r'unknown field "([^"]+)"')
+_cache: weakref.WeakKeyDictionary[Any, PodField] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def known_pod_field(client: Client) -> PodField | None:
+    """The field learnt for `client`'s cluster, if any yet."""
+    with _lock:
+        return _cache.get(client)
+
+
+def forget_pod_field(client: Client) -> None:
+    """Ask the server again next time (after Trainer was upgraded)."""
+    with _lock:
+        _cache.pop(client, None)
+
+
+def _refuse_unsupported(options: PodOptions, pod_field: PodField) -> None:
+    names = unsupported(options, pod_field)
+    if names:
+        raise ConfigError(
+            [
+                Problem(
+                    name,
+                    "(set)",
+                    f"this cluster's Trainer takes pod customisation in {pod_field} "
+                    f"({RELEASES[pod_field]}), which has no {name}",
+                    f"no {name}, or Trainer v2.1 or later on the cluster",
+                )
+                for name in names
+            ],
+            "TrainJob",
+        )
+
+
+def _unknown_fields(exc: Exception) -> list[str]:
+    from flarekit._errors import ApiError
+
+    if not isinstance(exc, ApiError) or exc.code != 400:
+        return []
+    return _UNKNOWN.findall(exc.message)
+
+
+def create_trainjob(
+    client: Client,
+    build: Callable[[PodField | None], Mapping[str, Any]],
+    options: PodOptions,
+) -> TrainJobModel:
+    """Create the TrainJob `build(pod_field)` returns, trying pod fields newest first."""
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    known = known_pod_field(client)
+    candidates: tuple[PodField | None, ...] = (
+        (None,) if not options else (known,) if known else POD_FIELDS
+    )
+    for pod_field in candidates:
+        if pod_field is not None:
+            _refuse_unsupported(options, pod_field)
+        body = TrainJobModel.model_validate(build(pod_field))
+        try:
+            created = client.create(body, field_validation="Strict")
+        except Exception as exc:
+            unknown = _unknown_fields(exc)
+            if pod_field is not None and f"spec.{pod_field}" in unknown and known is None:
+                continue
+            problems = [
+                Problem(
+                    OPTION_FIELDS[path][0],
+                    "(set)",
+                    f"this cluster's Trainer has no TrainJob {path}",
+                    f"leave it unset, or {OPTION_FIELDS[path][1]} on the cluster",
+                )
+                for path in unknown
+                if path in OPTION_FIELDS
+            ]
+            if problems:
+                raise ConfigError(problems, "TrainJob") from exc
+            raise
+        if pod_field is not None:
+            with _lock:
+                _cache[client] = pod_field
+        return created
+    tried = ", ".join(POD_FIELDS)
+    raise ConfigError(
+        [
+            Problem(
+                ", ".join(options.used()),
+                "(set)",
+                f"this cluster's TrainJob has none of the pod customisation fields ({tried})",
+                "no pod customisation, or Trainer v2.0 or later on the cluster",
+            )
+        ],
+        "TrainJob",
+    )

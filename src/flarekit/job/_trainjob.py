@@ -1,0 +1,535 @@
+"""`TrainJob`: a Kubeflow Trainer job from a runtime, an image or a Python function.
+
+Users say what to run (an image and command, or a function), on how many nodes with which
+resources, and where it may be scheduled; flarekit checks all of it before any request
+(``num_nodes=-2`` and memory ``"lots"`` never reach the cluster), renders the TrainJob for the
+Trainer release the cluster runs (see `flarekit.job._podfield`), puts it in a Kueue queue when
+there is one, and then follows it: `status`, `wait`, `logs`, `suspend` / `resume`, `delete`.
+Everything renders offline too (`to_dict`, `to_yaml`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from flarekit._tables import HtmlStatus
+from flarekit._validation import (
+    ConfigError,
+    Problem,
+    ValidationReport,
+    check_count,
+    check_dns1035_label,
+    check_dns1123_label,
+    check_labels,
+)
+from flarekit.job._jobstate import JobState, JobStatus, condition, conditions_of
+from flarekit.job._packaging import PackagingError, function_command, function_script
+from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
+from flarekit.job._resources import check_resources_per_node
+from flarekit.job._runtimes import Runtime, RuntimeKind
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+
+__all__ = ["DEFAULT_RUNTIME", "TrainJob", "trainjob_status"]
+
+DEFAULT_RUNTIME = "torch-distributed"
+#: Labels JobSet puts on every pod of a TrainJob (the JobSet has the TrainJob's name).
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+
+
+def _check_strings(report: ValidationReport, field: str, value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        report.add(field, value, "expected a list of strings", "e.g. ['python', 'train.py']")
+        return []
+    bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
+    for i in bad:
+        report.add(f"{field}[{i}]", value[i], "expected a string", "a string")
+    return [] if bad else list(value)
+
+
+def check_env(report: ValidationReport, field: str, value: object) -> dict[str, str]:
+    """Environment variables as {name: value}, both strings."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        report.add(field, value, "expected a dict", "a dict of variable names to string values")
+        return {}
+    for key, item in value.items():
+        where = f"{field}[{key!r}]"
+        if not isinstance(key, str) or not _ENV_NAME.fullmatch(key):
+            report.add(where, key, "not a variable name", "letters, digits, '_', '-', '.'")
+        if not isinstance(item, str):
+            report.add(
+                where, item, f"expected a string, got {type(item).__name__}", f"{str(item)!r}"
+            )
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def trainjob_status(obj: Mapping[str, Any]) -> JobStatus:
+    """The `JobStatus` of a TrainJob (Kubernetes JSON), fresh objects included."""
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") or {}
+    replicas = {
+        str(j.get("name")): {
+            k: int(j.get(k) or 0) for k in ("active", "ready", "succeeded", "failed", "suspended")
+        }
+        for j in status.get("jobsStatus") or []
+        if isinstance(j, Mapping)
+    }
+    state, found = JobState.PENDING, None
+    for type_, each in (
+        ("Failed", JobState.FAILED),
+        ("Complete", JobState.SUCCEEDED),
+        ("Suspended", JobState.SUSPENDED),
+    ):
+        found = condition(obj, type_)
+        if found is not None:
+            state = each
+            break
+    if found is None and (obj.get("spec") or {}).get("suspend"):
+        state = JobState.SUSPENDED
+    elif found is None and any(c["active"] or c["ready"] for c in replicas.values()):
+        state = JobState.RUNNING
+    return JobStatus(
+        kind="TrainJob",
+        name=str(meta.get("name") or ""),
+        namespace=str(meta.get("namespace") or ""),
+        state=state,
+        reason=str((found or {}).get("reason") or ""),
+        message=str((found or {}).get("message") or ""),
+        replicas=replicas,
+        conditions=tuple(
+            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
+            for c in conditions_of(obj)
+        ),
+    )
+
+
+class TrainJob(HtmlStatus):
+    """A Kubeflow Trainer TrainJob, described in a few parameters and checked at once.
+
+    Run either `image` + `command` / `args`, or `func` (a Python function, sent as source
+    and called with `func_args`; see `flarekit.job._packaging`), from `runtime` (a
+    ClusterTrainingRuntime or TrainingRuntime; `runtime_kind` picks one when both exist).
+    `resources_per_node` is e.g. ``{"cpu": 4, "memory": "16Gi", "gpu": 1}``. The pod options
+    (`volumes`, `volume_mounts`, `node_selector`, `tolerations`, `affinity`,
+    `service_account`, `image_pull_secrets`) land in whichever field the cluster's Trainer
+    has. `local_queue` (else the namespace's default LocalQueue, when Kueue is installed) and
+    `priority_class` queue the job with Kueue. `active_deadline_seconds` needs Trainer v2.3.
+
+    Raises `ConfigError` listing every problem; nothing is sent until `submit()`.
+    """
+
+    kind = "TrainJob"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        runtime: str = DEFAULT_RUNTIME,
+        runtime_kind: RuntimeKind | None = None,
+        image: str | None = None,
+        command: Sequence[str] | None = None,
+        args: Sequence[str] | None = None,
+        func: Callable[..., Any] | None = None,
+        func_args: Mapping[str, Any] | None = None,
+        num_nodes: int | None = None,
+        num_proc_per_node: int | None = None,
+        resources_per_node: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        volumes: Sequence[Any] | None = None,
+        volume_mounts: Sequence[Any] | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        tolerations: Sequence[Any] | None = None,
+        affinity: Any = None,
+        service_account: str | None = None,
+        image_pull_secrets: Sequence[str] | None = None,
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        local_queue: str | None = None,
+        priority_class: str | None = None,
+        suspend: bool = False,
+        active_deadline_seconds: int | None = None,
+        client: Client | None = None,
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.runtime = runtime
+        self.runtime_kind = runtime_kind
+        self.image = image
+        self.func = func
+        self.func_args = dict(func_args or {})
+        self.num_nodes = num_nodes
+        self.num_proc_per_node = num_proc_per_node
+        self.local_queue = local_queue
+        self.priority_class = priority_class
+        self.suspend_on_create = suspend
+        self.active_deadline_seconds = active_deadline_seconds
+        self._client = client
+        self._runtime: Runtime | None = None
+        self._queue: str | None = local_queue
+        self._submitted_namespace: str | None = None
+        report = ValidationReport(f"TrainJob {name!r}")
+        check_dns1035_label(report, "name", name)
+        if namespace is not None:
+            check_dns1123_label(report, "namespace", namespace)
+        if not isinstance(runtime, str) or not runtime:
+            report.add("runtime", runtime, "expected a runtime name", "e.g. 'torch-distributed'")
+        if runtime_kind not in (None, "ClusterTrainingRuntime", "TrainingRuntime"):
+            report.add(
+                "runtime_kind",
+                runtime_kind,
+                "unknown kind",
+                "'ClusterTrainingRuntime' or 'TrainingRuntime'",
+            )
+        if image is not None and (not isinstance(image, str) or not image or " " in image):
+            report.add("image", image, "not an image reference", "e.g. 'pytorch/pytorch:2.5.1'")
+        self.command = _check_strings(report, "command", command)
+        self.args = _check_strings(report, "args", args)
+        self._check_func(report)
+        for field, value in (("num_nodes", num_nodes), ("num_proc_per_node", num_proc_per_node)):
+            count = check_count(report, field, value, allow_none=True)
+            if count == 0:
+                report.add(field, value, "must be at least 1", "a whole number >= 1 or None")
+        if active_deadline_seconds is not None:
+            seconds = check_count(report, "active_deadline_seconds", active_deadline_seconds)
+            if seconds == 0:
+                report.add("active_deadline_seconds", 0, "must be positive", "seconds >= 1")
+        self.resources_per_node = check_resources_per_node(
+            report, "resources_per_node", resources_per_node
+        )
+        self.env = check_env(report, "env", env)
+        self.pod: PodOptions = check_pod_options(
+            report,
+            volumes=volumes,
+            volume_mounts=volume_mounts,
+            node_selector=node_selector,
+            tolerations=tolerations,
+            affinity=affinity,
+            service_account=service_account,
+            image_pull_secrets=image_pull_secrets,
+        )
+        self.labels = dict(labels or {})
+        self.annotations = dict(annotations or {})
+        if labels is not None:
+            check_labels(report, "labels", labels)
+        if annotations is not None:
+            check_labels(report, "annotations", annotations, values_are_labels=False)
+        self._check_queue(report)
+        if not isinstance(suspend, bool):
+            report.add("suspend", suspend, "expected True or False", "a bool")
+        report.raise_if_problems()
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def _check_func(self, report: ValidationReport) -> None:
+        if self.func is None:
+            if self.func_args:
+                report.add("func_args", self.func_args, "given without func", "func=<function>")
+            return
+        if self.command or self.args:
+            report.add(
+                "func", getattr(self.func, "__name__", self.func), "given with command/args",
+                "either func (with func_args) or command/args, not both",
+            )  # fmt: skip
+            return
+        try:
+            function_script(self.func, self.func_args)
+        except PackagingError as exc:
+            report.add(
+                "func", getattr(self.func, "__name__", self.func), str(exc), "a plain function"
+            )
+
+    def _check_queue(self, report: ValidationReport) -> None:
+        from flarekit.kueue import queue_labels
+
+        try:
+            queue_labels(self.local_queue, self.priority_class)
+        except ConfigError as exc:
+            report.problems.extend(exc.problems)
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _targets(self, runtime: Runtime | None) -> dict[str, list[str]]:
+        if runtime is None:
+            return {"node": ["node"]}
+        targets = {runtime.trainer_job: [runtime.trainer_container]}
+        if "launcher" in runtime.replicated_jobs and runtime.trainer_job != "launcher":
+            containers = runtime.containers.get("launcher") or ("launcher",)
+            targets["launcher"] = [containers[0]]
+        return targets
+
+    def _policy(self, runtime: Runtime | None) -> str:
+        if runtime is not None:
+            return runtime.policy
+        return next((p for p in ("torch", "mpi") if p in self.runtime), "plain")
+
+    def _trainer(self, runtime: Runtime | None) -> dict[str, Any]:
+        trainer: dict[str, Any] = {}
+        if self.image:
+            trainer["image"] = self.image
+        if self.func is not None:
+            trainer["command"] = function_command(
+                self.func, self.func_args, policy=self._policy(runtime)
+            )
+        else:
+            if self.command:
+                trainer["command"] = list(self.command)
+            if self.args:
+                trainer["args"] = list(self.args)
+        if self.num_nodes is not None:
+            trainer["numNodes"] = self.num_nodes
+        if self.num_proc_per_node is not None:
+            trainer["numProcPerNode"] = self.num_proc_per_node
+        if self.resources_per_node:
+            trainer["resourcesPerNode"] = {
+                "requests": dict(self.resources_per_node),
+                "limits": dict(self.resources_per_node),
+            }
+        if self.env:
+            trainer["env"] = [{"name": k, "value": v} for k, v in self.env.items()]
+        return trainer
+
+    def to_dict(
+        self,
+        *,
+        pod_field: PodField | None = "runtimePatches",
+        runtime: Runtime | None = None,
+        queue: str | None = None,
+    ) -> dict[str, Any]:
+        """The TrainJob as Kubernetes JSON. Offline, pod options go in `pod_field` (the
+        newest Trainer's by default) and the queue is `local_queue` as given; `submit()`
+        renders with what the cluster has."""
+        from flarekit.kueue import queue_labels
+
+        runtime = runtime or self._runtime
+        queue = queue if queue is not None else self._queue
+        labels = {**self.labels, **queue_labels(queue, self.priority_class)}
+        metadata: dict[str, Any] = {"name": self.name}
+        namespace = self._submitted_namespace or self.namespace
+        if namespace:
+            metadata["namespace"] = namespace
+        if labels:
+            metadata["labels"] = labels
+        if self.annotations:
+            metadata["annotations"] = dict(self.annotations)
+        ref: dict[str, str] = {"apiGroup": "trainer.kubeflow.org", "name": self.runtime}
+        kind = runtime.kind if runtime is not None else self.runtime_kind
+        if kind:
+            ref["kind"] = kind
+        spec: dict[str, Any] = {"runtimeRef": ref}
+        trainer = self._trainer(runtime)
+        if trainer:
+            spec["trainer"] = trainer
+        if self.suspend_on_create or queue:
+            spec["suspend"] = True  # Kueue unsuspends it once admitted
+        if self.active_deadline_seconds is not None:
+            spec["activeDeadlineSeconds"] = self.active_deadline_seconds
+        if self.pod and pod_field is not None:
+            spec[pod_field] = render(self.pod, pod_field, self._targets(runtime))
+        return {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": metadata,
+            "spec": spec,
+        }
+
+    def to_yaml(self, *, pod_field: PodField | None = "runtimePatches") -> str:
+        """`to_dict()` as block YAML with sorted keys."""
+        from flarekit.cluster import to_yaml
+        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+        return to_yaml(TrainJobModel.model_validate(self.to_dict(pod_field=pod_field)))
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            from flarekit._client import Client
+
+            self._client = Client()
+        return self._client
+
+    @property
+    def resolved_namespace(self) -> str:
+        return self._submitted_namespace or self.namespace or self.client.namespace
+
+    def submit(self) -> TrainJob:
+        """Create the TrainJob: read its runtime, resolve the queue, then one create (or one
+        per pod-customisation field the cluster turns out not to have)."""
+        from flarekit.job._podfield import create_trainjob
+        from flarekit.job._runtimes import get_runtime
+        from flarekit.kueue import maybe_local_queue
+
+        client = self.client
+        namespace = self.namespace or client.namespace
+        self._runtime = get_runtime(
+            client, self.runtime, namespace=namespace, kind=self.runtime_kind
+        )
+        if self.func is not None and self._runtime.policy not in ("torch", "mpi", "plain"):
+            problem = Problem(
+                "func",
+                getattr(self.func, "__name__", self.func),
+                f"runtime {self.runtime!r} has the {self._runtime.policy} policy, which has no "
+                "launcher for a packaged function",
+                "image and command, or a torch, mpi or plain runtime",
+            )
+            raise ConfigError([problem], f"TrainJob {self.name!r}")
+        self._queue = maybe_local_queue(client, namespace, self.local_queue)
+        self._submitted_namespace = namespace
+        runtime, queue = self._runtime, self._queue
+        create_trainjob(
+            client, lambda f: self.to_dict(pod_field=f, runtime=runtime, queue=queue), self.pod
+        )
+        return self
+
+    def _model(self) -> Any:
+        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+        return TrainJobModel
+
+    def _fetch(self) -> dict[str, Any]:
+        obj = self.client.get(self._model(), self.name, namespace=self.resolved_namespace)
+        found: dict[str, Any] = obj.to_dict()
+        return found
+
+    def status(self) -> JobStatus:
+        """Where the job stands now (`JobState` with Trainer's reason and message)."""
+        return trainjob_status(self._fetch())
+
+    def wait(
+        self, timeout: float = 600.0, *, poll: float = 0.5, progress: bool = True
+    ) -> JobStatus:
+        """Block until the job succeeds; `TerminalFailure` quotes Trainer's message if it
+        fails, `WaitTimeout` names the last state seen."""
+        from flarekit._wait import wait_until
+
+        def failed(obj: Mapping[str, Any]) -> str | None:
+            status = trainjob_status(obj)
+            if status.state is not JobState.FAILED:
+                return None
+            return status.message or status.reason or "Failed"
+
+        final = wait_until(
+            self._fetch,
+            lambda obj: trainjob_status(obj).state is JobState.SUCCEEDED,
+            failed,
+            timeout=timeout,
+            describe=f"TrainJob {self.resolved_namespace}/{self.name} to finish",
+            poll=poll,
+            progress=progress,
+            state=lambda obj: str(trainjob_status(obj).state.value),
+        )
+        return trainjob_status(final)
+
+    def suspend(self) -> None:
+        """Hold the job (`spec.suspend: true`): its pods are removed until `resume()`."""
+        self._set_suspend(True)
+
+    def resume(self) -> None:
+        """Let a suspended job run again (a queued job still waits for Kueue's admission)."""
+        self._set_suspend(False)
+
+    def _set_suspend(self, value: bool) -> None:
+        self.client.patch(
+            self._model(),
+            self.name,
+            {"spec": {"suspend": value}},
+            namespace=self.resolved_namespace,
+        )
+
+    def pods(self) -> list[Any]:
+        """The job's pods (trainer and initializers), as `V1Pod` objects."""
+        from flarekit._pods import list_pods
+
+        pods = list_pods(self.client, self.resolved_namespace, f"{JOBSET_LABEL}={self.name}")
+        return list(pods)
+
+    def logs(
+        self,
+        *,
+        node: int = 0,
+        follow: bool = False,
+        tail: int | None = None,
+    ) -> str | Iterator[str]:
+        """The trainer log of node `node` (0: the first); `follow=True` yields lines as they
+        are written until the pod ends."""
+        from flarekit._pods import list_pods, read_logs
+
+        job = self._runtime.trainer_job if self._runtime else "node"
+        container = self._runtime.trainer_container if self._runtime else "node"
+        selector = f"{JOBSET_LABEL}={self.name},{REPLICATED_JOB_LABEL}={job}"
+        pods = list(list_pods(self.client, self.resolved_namespace, selector))
+        chosen = _pod_of_node(pods, node)
+        if chosen is None:
+            raise LookupError(
+                f"TrainJob {self.resolved_namespace}/{self.name} has no pod for node {node} "
+                f"yet ({len(pods)} pods of job {job!r}); its state: {self.status().state.value}"
+            )
+        return read_logs(
+            self.client,
+            self.resolved_namespace,
+            chosen,
+            container=container,
+            follow=follow,
+            tail=tail,
+        )
+
+    def delete(self) -> None:
+        """Delete the job; Kubernetes removes its JobSet and pods."""
+        from flarekit._errors import NotFound
+
+        with contextlib.suppress(NotFound):
+            self.client.delete(
+                self._model(), self.name, namespace=self.resolved_namespace,
+                propagation_policy="Foreground",
+            )  # fmt: skip
+
+    # -- display ------------------------------------------------------------------------------
+
+    def _status_title(self) -> str:
+        return f"TrainJob {self.namespace or ''}/{self.name}".replace(" /", " ")
+
+    def _status_rows(self) -> Sequence[tuple[str, object]]:
+        return [
+            ("runtime", self.runtime),
+            ("nodes", self.num_nodes),
+            (
+                "resources per node",
+                ", ".join(f"{k}={v}" for k, v in self.resources_per_node.items()),
+            ),
+            ("queue", self._queue),
+        ]
+
+    def __repr__(self) -> str:
+        return (
+            f"TrainJob(name={self.name!r}, namespace={self.namespace!r}, runtime={self.runtime!r})"
+        )
+
+
+def _pod_of_node(pods: Sequence[Any], node: int) -> str | None:
+    def labels(pod: Any) -> Mapping[str, str]:
+        meta = pod.get("metadata") if isinstance(pod, Mapping) else getattr(pod, "metadata", None)
+        found = meta.get("labels") if isinstance(meta, Mapping) else getattr(meta, "labels", None)
+        return found or {}
+
+    def name(pod: Any) -> str:
+        meta = pod.get("metadata") if isinstance(pod, Mapping) else getattr(pod, "metadata", None)
+        return str(meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", ""))
+
+    indexed = [p for p in pods if labels(p).get(INDEX_LABEL) == str(node)]
+    if indexed:
+        return name(indexed[0])
+    ordered = sorted(pods, key=name)
+    return name(ordered[node]) if 0 <= node < len(ordered) else None
