@@ -1,0 +1,462 @@
+"""`RayJob`: run one command on a Ray cluster through KubeRay's RayJob, and follow it.
+
+A data scientist gives a name, a command and either a running cluster (``cluster_name``) or
+a :class:`~flarekit.cluster.ClusterConfiguration` for a cluster made for the job, which
+KubeRay deletes when the job ends. Everything is checked before the first request
+(:class:`~flarekit.cluster.ConfigError` lists every problem, naming the parameter), the job
+renders to YAML without a cluster (:meth:`RayJob.to_yaml`), and a queued job's LocalQueue
+must exist before the job is created.
+
+Stopping: KubeRay stops a RayJob by suspension (``spec.suspend: true``): it stops the Ray
+job, deletes the job's cluster and submitter, and keeps the RayJob, which
+:meth:`RayJob.resume` starts over. KubeRay refuses suspension for a job on an existing
+cluster and for one that keeps its cluster after finishing; for those, :meth:`RayJob.stop`
+says so and :meth:`RayJob.delete` is the way to stop them (KubeRay's finalizer stops the Ray
+job on the cluster). For a job queued by Kueue, Kueue owns ``spec.suspend`` (it would start
+an admitted job again), so :meth:`RayJob.stop` deactivates the job's Workload instead
+(``spec.active: false``), which makes Kueue evict and suspend it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import KW_ONLY, MISSING, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from flarekit._validation import ConfigError, Problem, ValidationReport
+from flarekit.cluster._config import QUEUE_LABEL, ClusterConfiguration
+from flarekit.job._rayjob_status import RayJobStatus, status_of
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+    from flarekit._errors import ApiError
+    from flarekit_models.core.v1 import PodTemplateSpec
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
+
+__all__ = ["RayJob", "RayJobError"]
+
+#: How KubeRay's submitter pods are found: the Kubernetes Job is named after the RayJob,
+#: and the Job controller labels its pods ``job-name=<Job name>``.
+SUBMITTER_JOB_LABEL = "job-name"
+_UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
+#: Fields only some KubeRay releases have, and the parameter that sets each (longest first).
+_PARAMETERS = (
+    ("spec.rayClusterSpec.gcsFaultToleranceOptions", "cluster_config.enable_gcs_ft"),
+    ("spec.rayClusterSpec", "cluster_config"),
+    ("spec.submitterConfig", "submitter_backoff_limit"),
+    ("spec.submitterPodTemplate", "submitter_pod_template"),
+)
+
+
+class RayJobError(Exception):
+    """The RayJob cannot do what was asked in its current state (the message says why and
+    what to do instead)."""
+
+
+@dataclass(eq=False)
+class RayJob:
+    """A command run on a Ray cluster by KubeRay (a ``ray.io/v1`` RayJob).
+
+    Parameters (all but ``name`` and ``entrypoint`` keyword-only):
+
+    * ``name``: the RayJob's name (a DNS-1035 label, at most 47 characters);
+      ``entrypoint``: the command, such as ``"python train.py --epochs 3"``.
+    * ``namespace``: where it goes; ``None``: ``cluster_config.namespace``, else the
+      client's default namespace.
+    * ``cluster_name``: run on this existing RayCluster; or ``cluster_config``: a
+      :class:`~flarekit.cluster.ClusterConfiguration` for a cluster KubeRay creates for the
+      job (its ``name`` is not used: KubeRay names it ``<job>-<suffix>``).
+    * ``runtime_env``: Ray's runtime environment as a dict (``{"pip": [...],
+      "env_vars": {...}, "working_dir": ...}``); paths are paths in the submitter pod.
+    * ``shutdown_after_finish``: delete the job's cluster when the job ends (``None``: yes
+      with ``cluster_config``, no with ``cluster_name``); ``ttl_seconds_after_finished``:
+      keep it that long first; ``active_deadline_seconds``: fail the job after that long.
+    * ``local_queue``: the Kueue LocalQueue; ``None`` uses the namespace's default
+      LocalQueue when Kueue is installed (a missing queue is an error, never dropped);
+      ``priority_class``: the Kueue WorkloadPriorityClass. Only with ``cluster_config``.
+    * ``entrypoint_num_cpus`` / ``entrypoint_num_gpus`` / ``entrypoint_resources``: what Ray
+      reserves for the entrypoint; ``entrypoint_memory`` is refused (no KubeRay release has
+      a field for it).
+    * ``submission_mode``: ``"K8sJobMode"`` (default: a submitter pod runs ``ray job
+      submit``) or ``"HTTPMode"`` (the operator submits; no submitter logs);
+      ``submitter_pod_template`` (a pod template in Kubernetes JSON or a
+      ``PodTemplateSpec``) and ``submitter_backoff_limit`` (KubeRay v1.4 and later)
+      customise the submitter.
+    * ``labels`` / ``annotations``: on the RayJob.
+    * ``client``: the :class:`~flarekit.Client` to use; ``None``: ``Client()`` on first use.
+
+    Constructing one validates it; nothing is sent until :meth:`submit`.
+    """
+
+    name: str
+    entrypoint: str
+    _: KW_ONLY
+    namespace: str | None = None
+    cluster_name: str | None = None
+    cluster_config: ClusterConfiguration | None = None
+    runtime_env: dict[str, Any] | None = None
+    shutdown_after_finish: bool | None = None
+    ttl_seconds_after_finished: int | None = None
+    active_deadline_seconds: int | None = None
+    local_queue: str | None = None
+    priority_class: str | None = None
+    entrypoint_num_cpus: float | None = None
+    entrypoint_num_gpus: float | None = None
+    entrypoint_memory: int | None = None
+    entrypoint_resources: dict[str, float] | None = None
+    submission_mode: Literal["K8sJobMode", "HTTPMode"] | None = None
+    submitter_pod_template: PodTemplateSpec | dict[str, Any] | None = None
+    submitter_backoff_limit: int | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    client: Client | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.validate().raise_if_problems()
+
+    # -- offline ------------------------------------------------------------------------------
+
+    def validate(self) -> ValidationReport:
+        """Every problem of the parameters (empty when valid); sends nothing."""
+        from flarekit.job._rayjob_checks import validate
+
+        return validate(self)
+
+    @property
+    def shuts_down_cluster(self) -> bool:
+        """Whether KubeRay deletes the job's cluster when the job ends."""
+        if self.shutdown_after_finish is not None:
+            return self.shutdown_after_finish
+        return self.cluster_config is not None
+
+    @property
+    def requested_queue(self) -> str | None:
+        """The LocalQueue asked for: ``local_queue``, else the cluster configuration's."""
+        if self.local_queue is not None:
+            return self.local_queue
+        return self.cluster_config.local_queue if self.cluster_config is not None else None
+
+    def _namespace_offline(self) -> str | None:
+        if self.namespace is not None:
+            return self.namespace
+        return self.cluster_config.namespace if self.cluster_config is not None else None
+
+    def to_model(self) -> RayJobModel:
+        """The RayJob object as a typed model, as :meth:`submit` would create it with the
+        queue asked for (without a cluster, the namespace's default queue is not known)."""
+        from flarekit.job._rayjob_render import rayjob_dict
+        from flarekit_models.ray.v1 import RayJob as RayJobModel
+
+        self.validate().raise_if_problems()
+        data = rayjob_dict(self, namespace=self._namespace_offline(), queue=self.requested_queue)
+        return RayJobModel.model_validate(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The RayJob in Kubernetes JSON form (see :meth:`to_model`)."""
+        return self.to_model().to_dict()
+
+    def to_yaml(self) -> str:
+        """The RayJob as block-style YAML with sorted keys, for review or ``kubectl apply``."""
+        from flarekit.cluster._render import to_yaml
+
+        return to_yaml(self.to_model())
+
+    # -- connecting ---------------------------------------------------------------------------
+
+    def _connect(self) -> tuple[Client, str]:
+        if self.client is None:
+            from flarekit._client import Client
+
+            self.client = Client()
+        return self.client, self._namespace_offline() or self.client.namespace
+
+    @staticmethod
+    def _kind() -> type[RayJobModel]:
+        from flarekit_models.ray.v1 import RayJob as RayJobModel
+
+        return RayJobModel
+
+    def _get(self, client: Client, namespace: str) -> RayJobModel:
+        return client.get(self._kind(), self.name, namespace=namespace)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def submit(self) -> RayJob:
+        """Create the RayJob: validate everything, resolve the queue (a missing LocalQueue is
+        an error before anything is created), then create it; returns ``self``.
+
+        A queued job is created suspended; Kueue starts it once admitted. A field the
+        cluster's KubeRay release does not have is refused naming the parameter and the
+        releases that have it (the request uses strict field validation, so nothing is
+        created). An existing RayJob of the same name is not touched (``AlreadyExists``).
+        """
+        from flarekit._errors import ApiError, NotFound
+        from flarekit.job._rayjob_render import rayjob_dict
+
+        self.validate().raise_if_problems()
+        client, namespace = self._connect()
+        queue = self._resolve_queue(client, namespace)
+        data = rayjob_dict(self, namespace=namespace, queue=queue)
+        model = self._kind().model_validate(data)
+        try:
+            client.create(model, field_validation="Strict")
+        except NotFound:
+            _raise_if_not_served(client)
+            raise
+        except ApiError as exc:
+            unknown = _unknown_fields(self.name, exc)
+            if unknown is not None:
+                raise unknown from exc
+            raise
+        return self
+
+    def _resolve_queue(self, client: Client, namespace: str) -> str | None:
+        if self.cluster_name is not None:
+            return None
+        from flarekit._served import NotServed
+        from flarekit.job._rayjob_checks import check_queued
+        from flarekit.kueue import maybe_local_queue
+
+        asked = self.requested_queue
+        try:
+            queue = maybe_local_queue(client, namespace, asked)
+        except NotServed as exc:
+            problem = Problem("local_queue", asked, str(exc), "None, or install Kueue first")
+            raise ConfigError([problem], f"RayJob {self.name!r}") from None
+        priority = self.priority_class or (
+            self.cluster_config.priority_class if self.cluster_config is not None else None
+        )
+        report = ValidationReport(f"RayJob {self.name!r}")
+        if queue is None and priority is not None:
+            report.add(
+                "priority_class",
+                priority,
+                "Kueue is not installed on this cluster, so no priority class applies",
+                "None",
+            )
+        if queue is not None and asked is None:
+            check_queued(report, self, f"the default LocalQueue {queue!r}")
+        report.raise_if_problems()
+        return queue
+
+    def status(self) -> RayJobStatus:
+        """The job's state as the cluster reports it now (fields not reported are None)."""
+        client, namespace = self._connect()
+        return status_of(self._get(client, namespace), QUEUE_LABEL)
+
+    def wait(
+        self, timeout: float = 3600.0, *, poll: float = 0.5, progress: bool = True
+    ) -> RayJobStatus:
+        """Block until the job succeeds and return its status.
+
+        Raises :class:`~flarekit._wait.TerminalFailure` quoting KubeRay's message when the job
+        fails (or has been stopped), and :class:`~flarekit._wait.WaitTimeout` after
+        ``timeout`` seconds. A queued job simply waits while Kueue has not admitted it.
+        """
+        from flarekit._wait import wait_until
+
+        client, namespace = self._connect()
+
+        def fetch() -> RayJobStatus:
+            return status_of(self._get(client, namespace), QUEUE_LABEL)
+
+        def failed(s: RayJobStatus) -> str | None:
+            if s.failed:
+                return s.failure_reason
+            if s.suspended and s.local_queue is None and s.deployment_status == "Suspended":
+                return "the job is stopped (suspended); resume() runs it again"
+            return None
+
+        return wait_until(
+            fetch,
+            lambda s: s.succeeded,
+            failed,
+            timeout=timeout,
+            describe=f"RayJob {namespace}/{self.name}",
+            poll=poll,
+            progress=progress,
+            state=lambda s: s.state,
+        )
+
+    @overload
+    def logs(
+        self,
+        *,
+        follow: Literal[False] = False,
+        tail: int | None = None,
+        container: str | None = None,
+    ) -> str: ...
+
+    @overload
+    def logs(
+        self, *, follow: Literal[True], tail: int | None = None, container: str | None = None
+    ) -> Iterator[str]: ...
+
+    def logs(
+        self, *, follow: bool = False, tail: int | None = None, container: str | None = None
+    ) -> str | Iterator[str]:
+        """The output of ``ray job submit`` in the submitter pod, which streams the Ray job's
+        logs: all of it, the last ``tail`` lines, or (``follow=True``) an iterator of lines
+        as they come. The newest submitter pod is read when retries made several.
+
+        Raises :class:`RayJobError` while there is no submitter pod yet, and for
+        ``HTTPMode`` jobs, which have none (read those through
+        :class:`flarekit.ray.RayJobClient` with the dashboard and job id of :meth:`status`).
+        """
+        from flarekit._pods import list_pods, read_logs
+
+        client, namespace = self._connect()
+        obj = self._get(client, namespace)
+        spec: Any = obj.spec
+        if spec is not None and spec.submission_mode == "HTTPMode":
+            raise RayJobError(
+                f"RayJob {namespace}/{self.name} is submitted in HTTPMode, which runs no "
+                "submitter pod; read its logs with flarekit.ray.RayJobClient(<dashboard>)"
+                ".logs(<job_id>), using status().dashboard_url and status().job_id"
+            )
+        pods = list_pods(client, namespace, {SUBMITTER_JOB_LABEL: self.name})
+        if not pods:
+            state = status_of(obj, QUEUE_LABEL).state
+            raise RayJobError(
+                f"RayJob {namespace}/{self.name} has no submitter pod yet ({state}); KubeRay "
+                "starts it once the job's cluster is ready"
+            )
+        # Retries (submitter_backoff_limit) leave older pods behind; the newest one counts.
+        pod = max(pods, key=lambda p: str(p.metadata.get("creationTimestamp") or ""))
+        return read_logs(client, namespace, pod.name, container=container, follow=follow, tail=tail)
+
+    def stop(self) -> RayJobStatus:
+        """Stop the job and keep the RayJob (see the module notes); a finished job is left as
+        it is. Returns the status after the request."""
+        client, namespace = self._connect()
+        obj = self._get(client, namespace)
+        current = status_of(obj, QUEUE_LABEL)
+        if current.finished:
+            return current
+        self._check_suspendable(obj, namespace)
+        if current.local_queue is not None:
+            self._set_workload_active(client, obj, namespace, active=False)
+        else:
+            client.patch(self._kind(), self.name, {"spec": {"suspend": True}}, namespace=namespace)
+        return self.status()
+
+    def resume(self) -> RayJobStatus:
+        """Start a stopped job again (KubeRay runs it from the beginning on a new cluster)."""
+        client, namespace = self._connect()
+        obj = self._get(client, namespace)
+        current = status_of(obj, QUEUE_LABEL)
+        if current.local_queue is not None:
+            self._set_workload_active(client, obj, namespace, active=True)
+        elif current.suspended:
+            client.patch(self._kind(), self.name, {"spec": {"suspend": False}}, namespace=namespace)
+        return self.status()
+
+    def _check_suspendable(self, obj: RayJobModel, namespace: str) -> None:
+        spec: Any = obj.spec
+        where = f"RayJob {namespace}/{self.name}"
+        if spec is not None and spec.cluster_selector:
+            raise RayJobError(
+                f"{where} runs on the existing RayCluster "
+                f"{spec.cluster_selector.get('ray.io/cluster')!r}, and KubeRay cannot suspend "
+                "such a job; delete() stops the Ray job and removes the RayJob"
+            )
+        if spec is None or not spec.shutdown_after_job_finishes:
+            raise RayJobError(
+                f"{where} keeps its cluster after finishing, and KubeRay suspends only jobs "
+                "that shut theirs down; delete() stops it and removes the RayJob"
+            )
+
+    def _set_workload_active(
+        self, client: Client, obj: RayJobModel, namespace: str, *, active: bool
+    ) -> None:
+        from flarekit.kueue import workload_for
+
+        workload = workload_for(client, obj)
+        if workload is None:
+            raise RayJobError(
+                f"RayJob {namespace}/{self.name} is queued but Kueue has not made its "
+                "Workload yet; try again in a moment"
+            )
+        client.patch(
+            type(workload), workload.metadata.name, {"spec": {"active": active}},
+            namespace=namespace,
+        )  # fmt: skip
+
+    def delete(self) -> bool:
+        """Delete the RayJob; KubeRay stops the Ray job, and a job-owned cluster goes with it.
+        Returns False if there was nothing to delete."""
+        from flarekit._errors import NotFound
+
+        client, namespace = self._connect()
+        try:
+            client.delete(self._kind(), self.name, namespace=namespace)
+        except NotFound:
+            return False
+        return True
+
+    # -- attaching ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_existing(
+        cls, name: str, namespace: str | None = None, *, client: Client | None = None
+    ) -> RayJob:
+        """Attach to a RayJob on the cluster, made by flarekit or by anyone else.
+
+        The parameters are read from the object where they map (a ``rayClusterSpec`` that a
+        ``ClusterConfiguration`` cannot express reads as ``cluster_config=None``); they are
+        not validated, since the job exists. ``status()``, ``wait()``, ``logs()``,
+        ``stop()`` and ``delete()`` work on it whatever it holds.
+        """
+        from flarekit._client import Client
+        from flarekit.job._rayjob_render import read_params
+        from flarekit_models.ray.v1 import RayJob as RayJobModel
+
+        client = client if client is not None else Client()
+        obj = client.get(RayJobModel, name, namespace=namespace)
+        params = read_params(obj)
+        job = cls.__new__(cls)
+        for f in fields(cls):
+            if f.name in params:
+                value = params[f.name]
+            elif f.default_factory is not MISSING:
+                value = f.default_factory()
+            else:
+                value = f.default
+            setattr(job, f.name, value)
+        job.namespace = params["namespace"] or namespace
+        job.client = client
+        return job
+
+
+def _raise_if_not_served(client: Client) -> None:
+    """A 404 on create means the namespace or the RayJob resource is missing; when it is the
+    latter, raise `NotServed` naming KubeRay instead of a bare 404."""
+    from flarekit._served import served_versions
+
+    served_versions(client, "ray.io")
+
+
+def _unknown_fields(name: str, exc: ApiError) -> ConfigError | None:
+    """A strict-validation refusal as a ConfigError naming the parameter and the releases
+    that have the field, or None for other errors."""
+    from flarekit_models._fields import releases_with
+
+    found = _UNKNOWN_FIELD.findall(exc.message) if exc.code == 400 else []
+    if not found:
+        return None
+    problems = []
+    for path in found:
+        param = next((p for prefix, p in _PARAMETERS if path.startswith(prefix)), path)
+        table_path = re.sub(r"\[\d+\]", "[]", path)
+        releases = releases_with("ray.io/v1", "RayJob", table_path)
+        kuberay = [r.split("@", 1)[1] for r in releases if r.startswith("kuberay@")]
+        expected = (
+            f"KubeRay {', '.join(kuberay)} (which have {path}), or {param} left unset"
+            if kuberay
+            else f"{param} left unset"
+        )
+        problems.append(
+            Problem(param, path, "the KubeRay release on this cluster has no such field", expected)
+        )
+    return ConfigError(problems, f"RayJob {name!r}")

@@ -1,0 +1,173 @@
+"""What a RayJob reports, as one typed value that never trips over a missing field.
+
+KubeRay writes two states on a RayJob: ``jobDeploymentStatus`` (what the operator is doing:
+Initializing the cluster, Running the submitter, Complete, Failed, Suspended, ...) and
+``jobStatus`` (what Ray says about the job itself: PENDING, RUNNING, SUCCEEDED, FAILED,
+STOPPED). A fresh RayJob has neither, and older operators leave some fields out, so every
+field here may be ``None``; the properties answer the questions users ask ("is it over?",
+"did it work?") from whichever fields are present.
+
+KubeRay v1.1 ends a job whose Ray job failed as ``Complete`` with ``jobStatus: FAILED``;
+v1.2 and later say ``Failed`` with ``reason: AppFailed``. Both read as :attr:`failed`.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flarekit._tables import HtmlStatus
+
+__all__ = [
+    "DEPLOYMENT_FAILED",
+    "DEPLOYMENT_FINISHED",
+    "RAY_JOB_FAILED",
+    "RayJobStatus",
+    "status_of",
+]
+
+#: ``jobDeploymentStatus`` values after which KubeRay does nothing more with the job.
+DEPLOYMENT_FINISHED = frozenset({"Complete", "Failed", "ValidationFailed"})
+#: ``jobDeploymentStatus`` values that mean the job did not succeed.
+DEPLOYMENT_FAILED = frozenset({"Failed", "ValidationFailed"})
+#: Ray's ``jobStatus`` values that mean the Ray job did not succeed.
+RAY_JOB_FAILED = frozenset({"FAILED", "STOPPED"})
+
+
+def _time(value: Any) -> datetime.datetime | None:
+    if isinstance(value, datetime.datetime):
+        return value
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+@dataclass(frozen=True)
+class RayJobStatus(HtmlStatus):
+    """A RayJob's state as read from the cluster; any field may be ``None`` (not reported).
+
+    * ``deployment_status``: KubeRay's ``jobDeploymentStatus`` (``Initializing``,
+      ``Running``, ``Complete``, ``Failed``, ``Suspending``, ``Suspended``, ``Retrying``,
+      ``Waiting``, ``ValidationFailed``; ``None`` before the operator has looked at it).
+    * ``job_status``: Ray's own job status (``PENDING``, ``RUNNING``, ``SUCCEEDED``,
+      ``FAILED``, ``STOPPED``).
+    * ``reason`` / ``message``: why it failed, as KubeRay wrote it.
+    * ``start_time`` / ``end_time``; ``dashboard_url`` (the Ray dashboard inside the
+      cluster); ``cluster_name`` (the RayCluster the job runs on); ``job_id`` (Ray's
+      submission id, for :class:`flarekit.ray.RayJobClient`).
+    * ``suspended``: ``spec.suspend`` is set (by :meth:`RayJob.stop` or by Kueue while the
+      job waits for admission); ``local_queue``: the Kueue LocalQueue it was sent to.
+    """
+
+    name: str
+    namespace: str
+    deployment_status: str | None = None
+    job_status: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    start_time: datetime.datetime | None = None
+    end_time: datetime.datetime | None = None
+    dashboard_url: str | None = None
+    cluster_name: str | None = None
+    job_id: str | None = None
+    suspended: bool = False
+    local_queue: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        """KubeRay is done with the job (it succeeded or failed; it will not run again)."""
+        return self.deployment_status in DEPLOYMENT_FINISHED
+
+    @property
+    def failed(self) -> bool:
+        """The job ended without success (deployment failed, or Ray's job failed or stopped)."""
+        return self.deployment_status in DEPLOYMENT_FAILED or (
+            self.finished and self.job_status in RAY_JOB_FAILED
+        )
+
+    @property
+    def succeeded(self) -> bool:
+        """The job ended and Ray reports it succeeded."""
+        return self.finished and not self.failed and self.job_status in (None, "SUCCEEDED")
+
+    @property
+    def failure_reason(self) -> str | None:
+        """The server's words for a failure (its message, else its reason, else the states),
+        or ``None`` while the job has not failed."""
+        if not self.failed:
+            return None
+        if self.message:
+            return self.message
+        parts = [
+            f"reason {self.reason}" if self.reason else "",
+            f"jobDeploymentStatus {self.deployment_status}" if self.deployment_status else "",
+            f"jobStatus {self.job_status}" if self.job_status else "",
+        ]
+        return ", ".join(p for p in parts if p)
+
+    @property
+    def state(self) -> str:
+        """A one-line summary for progress displays: ``Running (RUNNING)``, ``queued``, ..."""
+        if self.deployment_status is None:
+            return "suspended (waiting for Kueue)" if self.suspended else "not started yet"
+        text = self.deployment_status
+        if self.job_status:
+            text += f" ({self.job_status})"
+        if self.message and self.failed:
+            text += f": {self.message}"
+        return text
+
+    def _status_title(self) -> str:
+        return f"RayJob {self.namespace}/{self.name}"
+
+    def _status_rows(self) -> Sequence[tuple[str, object]]:
+        return [
+            ("deployment", self.deployment_status),
+            ("Ray job", self.job_status),
+            ("message", self.message),
+            ("started", self.start_time),
+            ("ended", self.end_time),
+            ("cluster", self.cluster_name),
+            ("dashboard", self.dashboard_url),
+            ("queue", self.local_queue),
+            ("suspended", self.suspended),
+        ]
+
+    def __str__(self) -> str:
+        return self.as_table()
+
+
+def status_of(obj: Any, queue_label: str) -> RayJobStatus:
+    """The :class:`RayJobStatus` of a ``flarekit_models.ray.v1.RayJob`` (status optional)."""
+    meta: Any = getattr(obj, "metadata", None)
+    spec: Any = getattr(obj, "spec", None)
+    status: Any = getattr(obj, "status", None)
+
+    def get(name: str) -> Any:
+        return getattr(status, name, None) if status is not None else None
+
+    labels = dict(getattr(meta, "labels", None) or {})
+    return RayJobStatus(
+        name=str(getattr(meta, "name", None) or ""),
+        namespace=str(getattr(meta, "namespace", None) or ""),
+        deployment_status=_text(get("job_deployment_status")),
+        job_status=_text(get("job_status")),
+        reason=_text(get("reason")),
+        message=_text(get("message")),
+        start_time=_time(get("start_time")),
+        end_time=_time(get("end_time")),
+        dashboard_url=_text(get("dashboard_url")),
+        cluster_name=_text(get("ray_cluster_name")),
+        job_id=_text(get("job_id")),
+        suspended=bool(getattr(spec, "suspend", None)),
+        local_queue=_text(labels.get(queue_label)),
+    )
