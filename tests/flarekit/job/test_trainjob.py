@@ -9,7 +9,6 @@ import kubernetes
 import pytest
 from trainjob_support import TICK, client_for, creates, kueue_queues, torch_runtime
 
-from flarekit import Client
 from flarekit._validation import ConfigError
 from flarekit._wait import TerminalFailure
 from flarekit.job._jobstate import JobState
@@ -202,13 +201,15 @@ def test_failure_quotes_trainer_message() -> None:
         assert job.status().state is JobState.FAILED
 
 
-def test_suspend_and_resume() -> None:
-    with _cluster("v2.3.0", TrainJobController(run_for=3600), KueueController()) as fc:
+def test_suspend_and_resume_without_kueue() -> None:
+    with FakeCluster(
+        releases={"trainer": "v2.3.0"}, tick_interval=TICK, controllers=[TrainJobController(3600)]
+    ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
-        client: Client = client_for(fc)
-        job = TrainJob("held", client=client, local_queue="lq", suspend=True).submit()
-        assert _read(fc, "held")["spec"]["suspend"] is True  # type: ignore[index]
+        job = TrainJob("held", client=client_for(fc), suspend=True).submit()
+        stored = _read(fc, "held")
+        assert stored["spec"]["suspend"] is True  # type: ignore[index]
+        assert "labels" not in stored["metadata"]  # type: ignore[operator]
         assert job.status().state is JobState.SUSPENDED
         job.resume()
         assert _read(fc, "held")["spec"]["suspend"] is False  # type: ignore[index]
