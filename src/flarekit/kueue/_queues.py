@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_QUEUE_ANNOTATION",
     "DEFAULT_QUEUE_NAME",
     "QueueNotFound",
+    "check_queue_name",
     "local_queue_names",
     "maybe_local_queue",
     "queue_labels",
@@ -48,10 +49,9 @@ class QueueNotFound(ConfigError):
     """The LocalQueue asked for (or a default one) does not exist in the namespace."""
 
 
-def _check_queue_name(report: ValidationReport, field: str, value: object) -> None:
-    # A LocalQueue name is a DNS subdomain, and it travels in a label value.
-    if check_dns1123_subdomain(report, field, value):
-        check_label_value(report, field, value)
+def check_queue_name(report: ValidationReport, field: str, value: object) -> bool:
+    """A LocalQueue or WorkloadPriorityClass name that can travel in a label value."""
+    return check_dns1123_subdomain(report, field, value) and check_label_value(report, field, value)
 
 
 def local_queue_names(client: Client, namespace: str) -> list[str]:
@@ -88,7 +88,7 @@ def resolve_local_queue(
     """
     if local_queue is not None:
         report = ValidationReport()
-        _check_queue_name(report, field, local_queue)
+        check_queue_name(report, field, local_queue)
         report.raise_if_problems()
     queues = _local_queues(client, namespace)
     names = sorted(name for name, _ in queues)
@@ -157,10 +157,10 @@ def queue_labels(queue: str | None, priority_class: str | None = None) -> dict[s
     report = ValidationReport()
     labels: dict[str, str] = {}
     if queue is not None:
-        _check_queue_name(report, "local_queue", queue)
+        check_queue_name(report, "local_queue", queue)
         labels[QUEUE_LABEL] = queue
     if priority_class is not None:
-        _check_queue_name(report, "priority_class", priority_class)
+        check_queue_name(report, "priority_class", priority_class)
         labels[PRIORITY_LABEL] = priority_class
     report.raise_if_problems()
     return labels

@@ -1,0 +1,207 @@
+"""Create or update Kueue's admin objects on a cluster, in the version it serves.
+
+Why: setting up queues is several objects that refer to each other (LocalQueue ->
+ClusterQueue -> ResourceFlavors). `apply_all` checks every description, renders it for the
+served Kueue version, makes sure every reference resolves (to an object given alongside or
+one already on the cluster) before sending anything, applies them server-side in dependency
+order (applying the same thing twice changes nothing), and if one fails, deletes the objects
+this call created, so a failed setup leaves no half-made queue behind. Objects that existed
+before are updated in place and are not rolled back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from flarekit._errors import ApiError, NotFound
+from flarekit._served import KueueVersion, preferred_kueue_version
+from flarekit._validation import ConfigError, Problem
+from flarekit.kueue._cluster_queue import ClusterQueueSpec, QuantityValue, Quota
+from flarekit.kueue._flavor import ResourceFlavorSpec
+from flarekit.kueue._local_queue import LocalQueueSpec
+from flarekit.kueue._models import kueue_model
+from flarekit.kueue._priority import WorkloadPriorityClassSpec
+from flarekit.kueue._spec import KueueObjectSpec
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+    from flarekit_models._base import KubeResource
+
+__all__ = [
+    "AdminSpec",
+    "apply_all",
+    "apply_cluster_queue",
+    "apply_local_queue",
+    "apply_resource_flavor",
+    "apply_workload_priority_class",
+]
+
+AdminSpec = ResourceFlavorSpec | ClusterQueueSpec | LocalQueueSpec | WorkloadPriorityClassSpec
+_ORDER = (ResourceFlavorSpec, WorkloadPriorityClassSpec, ClusterQueueSpec, LocalQueueSpec)
+Key = tuple[str, str, str]  # kind, namespace, name
+
+
+def _key(spec: KueueObjectSpec) -> Key:
+    return (spec.kind, str(getattr(spec, "namespace", "") or ""), spec.name)
+
+
+def _exists(client: Client, version: KueueVersion, kind: str, name: str, namespace: str) -> bool:
+    model = kueue_model(version, kind)
+    try:
+        client.get(model, name, namespace=namespace or None)
+    except NotFound:
+        return False
+    return True
+
+
+def _check_specs(specs: list[Any]) -> list[KueueObjectSpec]:
+    problems: list[Problem] = []
+    seen: set[Key] = set()
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, _ORDER):
+            problems.append(
+                Problem(
+                    f"specs[{i}]",
+                    spec,
+                    f"a {type(spec).__name__} is not a Kueue object description",
+                    "ResourceFlavorSpec, ClusterQueueSpec, LocalQueueSpec or "
+                    "WorkloadPriorityClassSpec",
+                )
+            )
+            continue
+        spec.validate().raise_if_problems()  # changed since construction?
+        key = _key(spec)
+        if key in seen:
+            problems.append(
+                Problem(f"specs[{i}]", spec.name, f"a second {spec.kind} of that name", "each once")
+            )
+        seen.add(key)
+    if problems:
+        raise ConfigError(problems, "Kueue objects")
+    return sorted(specs, key=lambda s: next(i for i, t in enumerate(_ORDER) if isinstance(s, t)))
+
+
+def _missing_references(
+    client: Client, version: KueueVersion, specs: list[KueueObjectSpec]
+) -> list[Problem]:
+    given = {_key(s) for s in specs}
+    problems: list[Problem] = []
+    for spec in specs:
+        wanted: list[tuple[str, str, str]] = []  # kind, name, field
+        if isinstance(spec, ClusterQueueSpec):
+            wanted = [("ResourceFlavor", f, f"flavors[{f!r}]") for f in spec.flavors]
+        elif isinstance(spec, LocalQueueSpec):
+            wanted = [("ClusterQueue", spec.cluster_queue, "cluster_queue")]
+        for kind, name, field in wanted:
+            if (kind, "", name) in given or _exists(client, version, kind, name, ""):
+                continue
+            problems.append(
+                Problem(
+                    f"{spec.kind} {spec.name!r}: {field}",
+                    name,
+                    f"no {kind} {name!r} on the cluster",
+                    f"an existing {kind}, or one applied in the same call",
+                )
+            )
+    return problems
+
+
+def apply_all(
+    client: Client, specs: Iterable[AdminSpec], *, force: bool = False
+) -> list[KubeResource]:
+    """Create or update every described object, in the Kueue version the cluster serves.
+
+    Raises `ConfigError` (before any write) for invalid descriptions and dangling references;
+    on a failed write, deletes what this call created and re-raises. `force` takes over
+    fields another field manager owns. Returns the objects as stored, in the order applied.
+    """
+    ordered = _check_specs(list(specs))
+    version = preferred_kueue_version(client)
+    rendered = [(spec, spec.render(version)) for spec in ordered]
+    problems = _missing_references(client, version, ordered)
+    if problems:
+        raise ConfigError(problems, "Kueue objects")
+    new = {
+        _key(spec)
+        for spec in ordered
+        if not _exists(client, version, spec.kind, spec.name, _key(spec)[1])
+    }
+    applied: list[KubeResource] = []
+    attempted: list[tuple[type[KubeResource], str, str]] = []
+    try:
+        for spec, model in rendered:
+            if _key(spec) in new:  # before the request: a lost answer may hide a write
+                attempted.append((type(model), spec.name, _key(spec)[1]))
+            applied.append(client.apply(model, force=force))
+    except BaseException as exc:
+        _remove(client, attempted, exc)
+        raise
+    return applied
+
+
+def _remove(
+    client: Client, created: list[tuple[type[KubeResource], str, str]], cause: BaseException
+) -> None:
+    """Delete what a failed `apply_all` created, newest first; failures become notes."""
+    for kind, name, namespace in reversed(created):
+        try:
+            client.delete(kind, name, namespace=namespace or None)
+        except NotFound:
+            pass
+        except ApiError as exc:
+            cause.add_note(f"could not remove {kind.__name__} {name!r} created before: {exc}")
+
+
+def apply_resource_flavor(
+    client: Client,
+    name: str,
+    *,
+    node_labels: Mapping[str, str] | None = None,
+    node_taints: list[Any] | None = None,
+    tolerations: list[Any] | None = None,
+    force: bool = False,
+) -> KubeResource:
+    """Create or update ResourceFlavor `name` (see `ResourceFlavorSpec`)."""
+    spec = ResourceFlavorSpec(name, dict(node_labels or {}), node_taints or [], tolerations or [])
+    return apply_all(client, [spec], force=force)[0]
+
+
+def apply_cluster_queue(
+    client: Client,
+    name: str,
+    flavors: Mapping[str, Mapping[str, QuantityValue | Quota]],
+    *,
+    force: bool = False,
+    **options: Any,
+) -> KubeResource:
+    """Create or update ClusterQueue `name` with quota `flavors`; `options` are the other
+    `ClusterQueueSpec` fields (cohort, namespace_selector, preemption settings, ...)."""
+    return apply_all(client, [ClusterQueueSpec(name, flavors, **options)], force=force)[0]
+
+
+def apply_local_queue(
+    client: Client,
+    name: str,
+    cluster_queue: str,
+    *,
+    namespace: str | None = None,
+    default: bool = False,
+    force: bool = False,
+) -> KubeResource:
+    """Create or update LocalQueue `name` in `namespace` (the client's by default)."""
+    spec = LocalQueueSpec(name, namespace or client.namespace, cluster_queue, default)
+    return apply_all(client, [spec], force=force)[0]
+
+
+def apply_workload_priority_class(
+    client: Client,
+    name: str,
+    value: int,
+    *,
+    description: str | None = None,
+    force: bool = False,
+) -> KubeResource:
+    """Create or update WorkloadPriorityClass `name` with priority `value`."""
+    spec = WorkloadPriorityClassSpec(name, value, description)
+    return apply_all(client, [spec], force=force)[0]

@@ -1,0 +1,234 @@
+"""Queues as a user sees them: which LocalQueues there are, how busy, and how much is left.
+
+Why: before submitting, people ask "which queue can I use, and is it full?". This reads
+LocalQueues (their pending and admitted Workloads, their Active condition) and their
+ClusterQueues (quota per flavor and resource, and how much of it is in use) in one pass, and
+shows them as a text table or, in Jupyter, as HTML. Missing status (a queue Kueue has not
+reconciled yet) shows as unknown rather than failing, and so does a ClusterQueue the user
+may not read (ClusterQueues are cluster-scoped; many users may only read their namespace).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flarekit._errors import Forbidden, NotFound
+from flarekit._resource import ALL_NAMESPACES
+from flarekit._tables import HtmlStatus, html_table, text_table
+from flarekit.kueue._models import kueue_model
+from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, DEFAULT_QUEUE_NAME
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+
+__all__ = ["QueueList", "QueueStatus", "ResourceUsage", "list_queues", "queue_status"]
+
+_HEADER = ("NAMESPACE", "LOCALQUEUE", "CLUSTERQUEUE", "ACTIVE", "PENDING", "ADMITTED", "USAGE")
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """One resource of one flavor: the ClusterQueue's nominal `quota`, how much of it its
+    admitted Workloads use (`used`, all its LocalQueues together; `borrowed` from the cohort),
+    and how much this LocalQueue's Workloads use (`queue_used`). None: not known."""
+
+    flavor: str
+    resource: str
+    quota: str | None = None
+    used: str | None = None
+    borrowed: str | None = None
+    queue_used: str | None = None
+
+    def __str__(self) -> str:
+        used = self.used if self.used is not None else self.queue_used
+        return f"{self.flavor}/{self.resource} {used or '0'}/{self.quota or '?'}"
+
+
+@dataclass(frozen=True)
+class QueueStatus(HtmlStatus):
+    """One LocalQueue and what it sends work to."""
+
+    name: str
+    namespace: str
+    cluster_queue: str
+    active: bool | None = None
+    message: str = ""
+    pending: int | None = None
+    admitted: int | None = None
+    reserving: int | None = None
+    default: bool = False
+    usage: tuple[ResourceUsage, ...] = field(default_factory=tuple)
+
+    def usage_text(self) -> str:
+        return ", ".join(str(u) for u in self.usage) or "-"
+
+    def row(self) -> tuple[object, ...]:
+        return (
+            self.namespace,
+            self.name + (" (default)" if self.default else ""),
+            self.cluster_queue,
+            self.active,
+            self.pending,
+            self.admitted,
+            self.usage_text(),
+        )
+
+    def _status_title(self) -> str:
+        return f"LocalQueue {self.namespace}/{self.name}"
+
+    def _status_rows(self) -> list[tuple[str, object]]:
+        rows: list[tuple[str, object]] = [
+            ("ClusterQueue", self.cluster_queue),
+            ("Active", self.active),
+        ]
+        if self.message:
+            rows.append(("Message", self.message))
+        rows += [
+            ("Pending", self.pending),
+            ("Admitted", self.admitted),
+            ("Default", self.default),
+        ]
+        rows += [
+            (
+                f"{u.flavor} {u.resource}",
+                f"{u.used or '0'} of {u.quota or '?'} used"
+                + (f" ({u.queue_used} by this queue)" if u.queue_used else ""),
+            )
+            for u in self.usage
+        ]
+        return rows
+
+    def __str__(self) -> str:
+        return self.as_table()
+
+
+class QueueList(list[QueueStatus]):
+    """The result of `list_queues`: a list, printed as a table (`table()`, HTML in Jupyter)."""
+
+    def table(self) -> str:
+        if not self:
+            return "No LocalQueues found."
+        return text_table([q.row() for q in self], header=_HEADER)
+
+    def _repr_html_(self) -> str:
+        return html_table([q.row() for q in self], header=_HEADER, title="Kueue LocalQueues")
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _condition(obj: Any, type_: str) -> Any:
+    status = getattr(obj, "status", None)
+    return next((c for c in getattr(status, "conditions", None) or [] if c.type == type_), None)
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _usage_map(entries: Iterable[Any] | None) -> dict[tuple[str, str], Any]:
+    return {
+        (str(f.name), str(r.name)): r
+        for f in entries or []
+        for r in (getattr(f, "resources", None) or [])
+    }
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _usage(local: Any, cluster: Any) -> tuple[ResourceUsage, ...]:
+    status = getattr(local, "status", None)
+    # v1beta1 calls it flavorUsage, v1beta2 flavorsUsage
+    local_used = _usage_map(
+        getattr(status, "flavors_usage", None) or getattr(status, "flavor_usage", None)
+    )
+    cq_used = _usage_map(getattr(getattr(cluster, "status", None), "flavors_usage", None))
+    keys: list[tuple[str, str]] = []
+    quotas: dict[tuple[str, str], str] = {}
+    for group in getattr(getattr(cluster, "spec", None), "resource_groups", None) or []:
+        for flavor in group.flavors or []:
+            for resource in flavor.resources or []:
+                key = (str(flavor.name), str(resource.name))
+                keys.append(key)
+                quotas[key] = str(resource.nominal_quota)
+    keys += [k for k in [*cq_used, *local_used] if k not in keys]
+    return tuple(
+        ResourceUsage(
+            flavor,
+            resource,
+            quota=quotas.get((flavor, resource)),
+            used=_text(getattr(cq_used.get((flavor, resource)), "total", None)),
+            borrowed=_text(getattr(cq_used.get((flavor, resource)), "borrowed", None)),
+            queue_used=_text(getattr(local_used.get((flavor, resource)), "total", None)),
+        )
+        for flavor, resource in keys
+    )
+
+
+def _status_of(local: Any, cluster: Any) -> QueueStatus:
+    meta = local.metadata
+    spec = getattr(local, "spec", None)
+    status = getattr(local, "status", None)
+    active = _condition(local, "Active")
+    annotations: Mapping[str, str] = getattr(meta, "annotations", None) or {}
+    marked = str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true"
+    return QueueStatus(
+        name=str(meta.name),
+        namespace=str(meta.namespace or ""),
+        cluster_queue=str(getattr(spec, "cluster_queue", None) or ""),
+        active=None if active is None else str(active.status) == "True",
+        message="" if active is None or str(active.status) == "True" else str(active.message),
+        pending=_int(getattr(status, "pending_workloads", None)),
+        admitted=_int(getattr(status, "admitted_workloads", None)),
+        reserving=_int(getattr(status, "reserving_workloads", None)),
+        default=marked or meta.name == DEFAULT_QUEUE_NAME,
+        usage=_usage(local, cluster),
+    )
+
+
+def _cluster_queues(client: Client, names: set[str]) -> dict[str, Any]:
+    """The named ClusterQueues the user may read (one list, else one get each)."""
+    kind = kueue_model(client, "ClusterQueue")
+    try:
+        return {str(q.metadata.name): q for q in client.list(kind) if q.metadata.name in names}
+    except Forbidden:
+        pass
+    found: dict[str, Any] = {}
+    for name in sorted(names):
+        try:
+            found[name] = client.get(kind, name)
+        except (Forbidden, NotFound):
+            continue
+    return found
+
+
+def list_queues(client: Client, namespace: str | None = None) -> QueueList:
+    """The LocalQueues of `namespace` (the client's by default; ``"*"`` for every namespace)
+    with their ClusterQueues' quota and usage, sorted by namespace and name."""
+    kind = kueue_model(client, "LocalQueue")
+    locals_ = sorted(
+        client.list(kind, namespace=namespace or client.namespace),
+        key=lambda q: (str(q.metadata.namespace), str(q.metadata.name)),
+    )
+    wanted = {str(q.spec.cluster_queue) for q in locals_ if q.spec and q.spec.cluster_queue}
+    clusters = _cluster_queues(client, wanted) if wanted else {}
+    return QueueList(
+        _status_of(q, clusters.get(str(getattr(q.spec, "cluster_queue", "")))) for q in locals_
+    )
+
+
+def queue_status(client: Client, name: str, namespace: str | None = None) -> QueueStatus:
+    """One LocalQueue (`NotFound` if it does not exist) with its ClusterQueue's quota."""
+    if namespace == ALL_NAMESPACES:
+        raise ValueError("queue_status needs one namespace, not all of them")
+    local = client.get(kueue_model(client, "LocalQueue"), name, namespace=namespace)
+    wanted = getattr(local.spec, "cluster_queue", None)
+    clusters = _cluster_queues(client, {str(wanted)}) if wanted else {}
+    return _status_of(local, clusters.get(str(wanted)))
