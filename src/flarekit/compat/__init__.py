@@ -1,0 +1,51 @@
+"""Conversions between API versions (and, for training jobs, kinds) that never drop a field.
+
+Each pair is written out in its own module as plain functions from one model (or its JSON
+dict) to the other; :func:`convert` picks one by the object's apiVersion and kind. A field
+the target cannot express raises :class:`ConversionError` naming its path and both versions;
+fields unknown to both versions (kept by the models) are carried where their parent exists.
+"""
+
+from __future__ import annotations
+
+from flarekit.compat._errors import ConversionError, NoConversion
+from flarekit.compat._kueue_admissioncheck import (
+    admissioncheck_v1beta1_to_v1beta2,
+    admissioncheck_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_clusterqueue import (
+    clusterqueue_v1beta1_to_v1beta2,
+    clusterqueue_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_localqueue import (
+    localqueue_v1beta1_to_v1beta2,
+    localqueue_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_multikueuecluster import (
+    multikueuecluster_v1beta1_to_v1beta2,
+    multikueuecluster_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_workload import (
+    workload_v1beta1_to_v1beta2,
+    workload_v1beta2_to_v1beta1,
+)
+from flarekit.compat._raycluster import raycluster_v1alpha1_to_v1
+from flarekit.compat._registry import CONVERSIONS, convert
+
+__all__ = [
+    "CONVERSIONS",
+    "ConversionError",
+    "NoConversion",
+    "admissioncheck_v1beta1_to_v1beta2",
+    "admissioncheck_v1beta2_to_v1beta1",
+    "clusterqueue_v1beta1_to_v1beta2",
+    "clusterqueue_v1beta2_to_v1beta1",
+    "convert",
+    "localqueue_v1beta1_to_v1beta2",
+    "localqueue_v1beta2_to_v1beta1",
+    "multikueuecluster_v1beta1_to_v1beta2",
+    "multikueuecluster_v1beta2_to_v1beta1",
+    "raycluster_v1alpha1_to_v1",
+    "workload_v1beta1_to_v1beta2",
+    "workload_v1beta2_to_v1beta1",
+]

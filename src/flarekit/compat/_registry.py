@@ -1,0 +1,95 @@
+"""The table of conversions, and :func:`convert`, which picks one by apiVersion and kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flarekit.compat._errors import NoConversion
+from flarekit.compat._kueue_admissioncheck import (
+    admissioncheck_v1beta1_to_v1beta2,
+    admissioncheck_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_clusterqueue import (
+    clusterqueue_v1beta1_to_v1beta2,
+    clusterqueue_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_localqueue import (
+    localqueue_v1beta1_to_v1beta2,
+    localqueue_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_multikueuecluster import (
+    multikueuecluster_v1beta1_to_v1beta2,
+    multikueuecluster_v1beta2_to_v1beta1,
+)
+from flarekit.compat._kueue_plain import plain_conversions
+from flarekit.compat._kueue_workload import (
+    workload_v1beta1_to_v1beta2,
+    workload_v1beta2_to_v1beta1,
+)
+from flarekit.compat._raycluster import raycluster_v1alpha1_to_v1
+from flarekit.compat._reshape import Reshape
+from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models._registry import resource_model
+
+__all__ = ["CONVERSIONS", "Conversion", "convert", "register"]
+
+Conversion = Callable[[Any], KubeResource]
+
+#: (source apiVersion, source kind, target apiVersion) -> (target kind, conversion).
+CONVERSIONS: dict[tuple[str, str, str], tuple[str, Conversion]] = {}
+
+
+def register(source: tuple[str, str], target: tuple[str, str], conversion: Conversion) -> None:
+    """Add a conversion from ``source`` to ``target`` ((apiVersion, kind) pairs)."""
+    CONVERSIONS[(source[0], source[1], target[0])] = (target[1], conversion)
+
+
+def convert(obj: KubeModel | Mapping[str, Any], to_api_version: str) -> KubeResource:
+    """``obj`` (a model or a JSON dict) as an object of ``to_api_version``.
+
+    The object's own apiVersion and kind choose the conversion; converting to the version it
+    already has returns it validated, unchanged. Raises :class:`NoConversion` for a pair with
+    no conversion (listing those that exist for the object's kind) and
+    :class:`~flarekit.compat.ConversionError` for a field the target cannot express.
+    """
+    data = obj.to_dict() if isinstance(obj, KubeModel) else obj
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        raise ValueError("the object needs apiVersion and kind (strings) to choose a conversion")
+    if api_version == to_api_version:
+        return resource_model(api_version, kind).model_validate(data)
+    found = CONVERSIONS.get((api_version, kind, to_api_version))
+    if found is None:
+        targets = sorted(
+            f"{t} {k}" for (a, s, t), (k, _) in CONVERSIONS.items() if (a, s) == (api_version, kind)
+        )
+        known = "; ".join(targets) if targets else "none"
+        raise NoConversion(
+            f"no conversion from {api_version} {kind} to {to_api_version}; "
+            f"from {api_version} {kind} there are: {known}"
+        )
+    return found[1](obj)
+
+
+def _register_reshapes(reshapes: list[Reshape]) -> None:
+    for reshape in reshapes:
+        register(reshape.source, reshape.target, reshape)
+
+
+_register_reshapes(
+    [
+        admissioncheck_v1beta1_to_v1beta2,
+        admissioncheck_v1beta2_to_v1beta1,
+        clusterqueue_v1beta1_to_v1beta2,
+        clusterqueue_v1beta2_to_v1beta1,
+        localqueue_v1beta1_to_v1beta2,
+        localqueue_v1beta2_to_v1beta1,
+        multikueuecluster_v1beta1_to_v1beta2,
+        multikueuecluster_v1beta2_to_v1beta1,
+        workload_v1beta1_to_v1beta2,
+        workload_v1beta2_to_v1beta1,
+        *plain_conversions(),
+        raycluster_v1alpha1_to_v1,
+    ]
+)
