@@ -33,6 +33,7 @@ from flarekit.job._runtimes import Runtime, RuntimeKind
 
 if TYPE_CHECKING:
     from flarekit._client import Client
+    from flarekit._pods import PodInfo
 
 __all__ = ["DEFAULT_RUNTIME", "TrainJob", "trainjob_status"]
 
@@ -40,7 +41,6 @@ DEFAULT_RUNTIME = "torch-distributed"
 #: Labels JobSet puts on every pod of a TrainJob (the JobSet has the TrainJob's name).
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 
 
@@ -449,12 +449,11 @@ class TrainJob(HtmlStatus):
             namespace=self.resolved_namespace,
         )
 
-    def pods(self) -> list[Any]:
-        """The job's pods (trainer and initializers), as `V1Pod` objects."""
+    def pods(self) -> list[PodInfo]:
+        """The job's pods (trainer and initializers), by role and index."""
         from flarekit._pods import list_pods
 
-        pods = list_pods(self.client, self.resolved_namespace, f"{JOBSET_LABEL}={self.name}")
-        return list(pods)
+        return list_pods(self.client, self.resolved_namespace, {JOBSET_LABEL: self.name})
 
     def logs(
         self,
@@ -518,18 +517,10 @@ class TrainJob(HtmlStatus):
         )
 
 
-def _pod_of_node(pods: Sequence[Any], node: int) -> str | None:
-    def labels(pod: Any) -> Mapping[str, str]:
-        meta = pod.get("metadata") if isinstance(pod, Mapping) else getattr(pod, "metadata", None)
-        found = meta.get("labels") if isinstance(meta, Mapping) else getattr(meta, "labels", None)
-        return found or {}
-
-    def name(pod: Any) -> str:
-        meta = pod.get("metadata") if isinstance(pod, Mapping) else getattr(pod, "metadata", None)
-        return str(meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", ""))
-
-    indexed = [p for p in pods if labels(p).get(INDEX_LABEL) == str(node)]
+def _pod_of_node(pods: Sequence[PodInfo], node: int) -> str | None:
+    """The pod of node `node`: the one with that completion index, else the `node`-th by name."""
+    indexed = [p for p in pods if p.index == node]
     if indexed:
-        return name(indexed[0])
-    ordered = sorted(pods, key=name)
-    return name(ordered[node]) if 0 <= node < len(ordered) else None
+        return indexed[0].name
+    ordered = sorted(pods, key=lambda p: p.name)
+    return ordered[node].name if 0 <= node < len(ordered) else None
