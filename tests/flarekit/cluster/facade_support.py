@@ -7,13 +7,21 @@ down cycle takes a few ticks; waits poll every 10 ms and never show progress.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, TypedDict
 
 from flarekit import Client, RetryPolicy, from_kubeconfig
 from flarekit.testing import FakeCluster
 
 TICK = 0.02
-FAST = {"poll": 0.01, "max_poll": 0.05, "progress": False}
+
+
+class Fast(TypedDict):
+    poll: float
+    max_poll: float
+    progress: bool
+
+
+FAST: Fast = {"poll": 0.01, "max_poll": 0.05, "progress": False}
 FAST_RETRY = RetryPolicy(attempts=2, backoff=0.001, max_backoff=0.01)
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 

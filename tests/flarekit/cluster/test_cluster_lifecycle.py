@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from facade_support import FAST, TICK, client_for, new_namespace, raw_raycluster, writes
@@ -48,14 +49,14 @@ def ns(fc: FakeCluster) -> str:
     return new_namespace(fc)
 
 
-def config(name: str, ns: str, **kwargs: object) -> ClusterConfiguration:
-    base: dict[str, object] = {
+def config(name: str, ns: str, **kwargs: Any) -> ClusterConfiguration:
+    base: dict[str, Any] = {
         "namespace": ns,
         "num_workers": 2,
         "head_memory_requests": 2,
         "head_memory_limits": 2,
     }
-    return ClusterConfiguration(name, **{**base, **kwargs})  # type: ignore[arg-type]
+    return ClusterConfiguration(name, **{**base, **kwargs})
 
 
 def test_apply_wait_details_down(fc: FakeCluster, client: Client, ns: str) -> None:
@@ -63,7 +64,7 @@ def test_apply_wait_details_down(fc: FakeCluster, client: Client, ns: str) -> No
     assert cluster.apply() is cluster
     stored = fc.get("rayclusters", "demo", ns)
     assert stored is not None and stored["spec"]["workerGroupSpecs"][0]["replicas"] == 2
-    status = cluster.wait_ready(timeout=10, **FAST)  # type: ignore[arg-type]
+    status = cluster.wait_ready(timeout=10, **FAST)
     assert status.state is ClusterState.READY and status.ready
     assert (status.workers_ready, status.workers_desired) == (2, 2)
     assert status.head_address == f"demo-head-svc.{ns}.svc"
@@ -80,7 +81,7 @@ def test_apply_wait_details_down(fc: FakeCluster, client: Client, ns: str) -> No
     html = details._repr_html_()
     assert html.count("<table") == 2 and "READY" in html and f"ray://demo-head-svc.{ns}" in html
 
-    assert cluster.down(wait=True, timeout=10, **FAST) is True  # type: ignore[arg-type]
+    assert cluster.down(wait=True, timeout=10, **FAST) is True
     assert fc.get("rayclusters", "demo", ns) is None
     assert cluster.down() is False
 
@@ -107,12 +108,12 @@ def test_namespace_defaults_to_the_clients(fc: FakeCluster, client: Client) -> N
 def test_appwrapper_wrapped_cluster(fc: FakeCluster, client: Client, ns: str) -> None:
     cluster = Cluster(config("wrapped", ns, appwrapper=True), client).apply()
     assert fc.get("appwrappers", "wrapped", ns) is not None
-    status = cluster.wait_ready(timeout=10, **FAST)  # type: ignore[arg-type]
+    status = cluster.wait_ready(timeout=10, **FAST)
     assert status.ready and status.appwrapper == "wrapped"
     inner = fc.get("rayclusters", "wrapped", ns)
     assert inner is not None and inner["metadata"]["ownerReferences"][0]["kind"] == "AppWrapper"
     assert cluster.details().kind == "AppWrapper"
-    assert cluster.down(wait=True, timeout=10, **FAST) is True  # type: ignore[arg-type]
+    assert cluster.down(wait=True, timeout=10, **FAST) is True
     assert fc.get("appwrappers", "wrapped", ns) is None
     assert fc.get("rayclusters", "wrapped", ns) is None
 
@@ -120,13 +121,13 @@ def test_appwrapper_wrapped_cluster(fc: FakeCluster, client: Client, ns: str) ->
 def test_unwrapped_down_of_a_wrapped_cluster_deletes_its_appwrapper(
     fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    Cluster(config("inner", ns, appwrapper=True), client).apply().wait_ready(10, **FAST)  # type: ignore[arg-type]
+    Cluster(config("inner", ns, appwrapper=True), client).apply().wait_ready(10, **FAST)
     bare = Cluster(config("inner", ns), client)
     assert bare.status().appwrapper == "inner"
     with pytest.raises(ConfigError, match="appwrapper") as info:
         bare.apply()
     assert "belongs to AppWrapper 'inner'" in str(info.value)
-    assert bare.down(wait=True, timeout=10, **FAST) is True  # type: ignore[arg-type]
+    assert bare.down(wait=True, timeout=10, **FAST) is True
     assert fc.get("appwrappers", "inner", ns) is None
 
 
@@ -166,7 +167,7 @@ def test_invalid_configuration_sends_no_request(
 def test_wait_reports_the_failure_reason(fc: FakeCluster, client: Client, ns: str) -> None:
     cluster = Cluster(config("doomed", ns), client).apply()
     with pytest.raises(TerminalFailure) as info:
-        cluster.wait_ready(timeout=10, **FAST)  # type: ignore[arg-type]
+        cluster.wait_ready(timeout=10, **FAST)
     assert FAILURE in str(info.value)
     assert f"Ray cluster {ns}/doomed" in str(info.value)
     assert cluster.status().state is ClusterState.FAILED
@@ -182,7 +183,7 @@ def test_wait_timeout_names_the_cluster_and_last_state(
     )
     cluster = Cluster(config("held", ns), client)
     with pytest.raises(WaitTimeout) as info:
-        cluster.wait_ready(timeout=0.1, **FAST)  # type: ignore[arg-type]
+        cluster.wait_ready(timeout=0.1, **FAST)
     message = str(info.value)
     assert f"Ray cluster {ns}/held to be ready" in message
     assert "timeout 0.1s" in message

@@ -1,0 +1,245 @@
+"""The dashboard URL from a Route, an Ingress or an HTTPRoute, and the message without one.
+
+FakeCluster serves only custom resources, so these tests give it tiny hand-written CRDs for
+the three kinds (and Gateway). Ingress is built into real clusters; flarekit reads all of
+them through the same `/apis/<group>/<version>/namespaces/<ns>/<plural>` URLs, which is
+what makes a CRD stand-in faithful here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from facade_support import TICK, client_for, new_namespace
+
+from flarekit import Client, Forbidden
+from flarekit.cluster import Cluster, ClusterConfiguration, DashboardNotExposed
+from flarekit.cluster._dashboard import find_dashboard_uri
+from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_models._crds import crds_for
+
+OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def open_crd(group: str, version: str, kind: str, plural: str) -> dict[str, Any]:
+    """A namespaced CRD that accepts any spec and status."""
+    schema = {"type": "object", "properties": {"spec": OPEN, "status": OPEN}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
+        },
+    }
+
+
+EXTRA_CRDS = [
+    open_crd("route.openshift.io", "v1", "Route", "routes"),
+    open_crd("networking.k8s.io", "v1", "Ingress", "ingresses"),
+    open_crd("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes"),
+    open_crd("gateway.networking.k8s.io", "v1", "Gateway", "gateways"),
+]
+
+
+@pytest.fixture(scope="module")
+def fc() -> Iterator[FakeCluster]:
+    crds = [*crds_for({"kuberay": "v1.7.0"}), *EXTRA_CRDS]
+    with FakeCluster(crds=crds, tick_interval=TICK, controllers=[RayClusterController()]) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def client(fc: FakeCluster) -> Iterator[Client]:
+    with client_for(fc) as c:
+        yield c
+
+
+@pytest.fixture
+def ns(fc: FakeCluster) -> str:
+    return new_namespace(fc)
+
+
+def route(name: str, ns: str, service: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "route.openshift.io/v1",
+        "kind": "Route",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"to": {"kind": "Service", "name": service}, **spec},
+    }
+
+
+def ingress(name: str, ns: str, service: str, port: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    backend = {"service": {"name": service, "port": port}}
+    rule = {"host": "ray.example.com", "http": {"paths": [{"path": "/ray", "backend": backend}]}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"rules": [rule], **spec},
+    }
+
+
+def httproute(name: str, ns: str, service: str, port: int, section: str | None = None) -> Any:
+    parent: dict[str, Any] = {"name": "gw"}
+    if section:
+        parent["sectionName"] = section
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "parentRefs": [parent],
+            "hostnames": ["dash.example.org"],
+            "rules": [
+                {
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/d"}}],
+                    "backendRefs": [{"name": service, "port": port}],
+                }
+            ],
+        },
+    }
+
+
+def gateway(ns: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "gw", "namespace": ns},
+        "spec": {
+            "listeners": [
+                {"name": "web", "protocol": "HTTP", "port": 80},
+                {"name": "secure", "protocol": "HTTPS", "port": 443},
+            ]
+        },
+    }
+
+
+def test_route_with_tls(fc: FakeCluster, client: Client, ns: str) -> None:
+    fc.create(route("other", ns, "someone-else-svc", host="wrong.example.com"))
+    fc.create(
+        route(
+            "dash",
+            ns,
+            "demo-head-svc",
+            host="ray.apps.example.com",
+            tls={"termination": "edge"},
+            port={"targetPort": "dashboard"},
+        )
+    )
+    assert find_dashboard_uri(client, ns, "demo-head-svc") == "https://ray.apps.example.com"
+
+
+def test_route_to_another_port_is_not_the_dashboard(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
+    fc.create(
+        route("client", ns, "demo-head-svc", host="c.example.com", port={"targetPort": 10001})
+    )
+    with pytest.raises(DashboardNotExposed):
+        find_dashboard_uri(client, ns, "demo-head-svc")
+
+
+@pytest.mark.parametrize(
+    ("port", "tls", "expected"),
+    [
+        ({"number": 8265}, False, "http://ray.example.com/ray"),
+        ({"name": "dashboard"}, True, "https://ray.example.com/ray"),
+    ],
+)
+def test_ingress(
+    fc: FakeCluster, client: Client, ns: str, port: dict[str, Any], tls: bool, expected: str
+) -> None:
+    extra = {"tls": [{"hosts": ["ray.example.com"]}]} if tls else {}
+    fc.create(ingress("ing", ns, "demo-head-svc", port, **extra))
+    assert find_dashboard_uri(client, ns, "demo-head-svc") == expected
+
+
+def test_ingress_to_another_service_is_ignored(fc: FakeCluster, client: Client, ns: str) -> None:
+    fc.create(ingress("ing", ns, "not-ray", {"number": 8265}))
+    with pytest.raises(DashboardNotExposed):
+        find_dashboard_uri(client, ns, "demo-head-svc")
+
+
+@pytest.mark.parametrize(("section", "scheme"), [("secure", "https"), ("web", "http")])
+def test_httproute_scheme_comes_from_the_gateway_listener(
+    fc: FakeCluster, client: Client, ns: str, section: str, scheme: str
+) -> None:
+    fc.create(gateway(ns))
+    fc.create(httproute("hr", ns, "demo-head-svc", 8265, section))
+    assert find_dashboard_uri(client, ns, "demo-head-svc") == f"{scheme}://dash.example.org/d"
+
+
+def test_httproute_without_a_readable_gateway_is_plain_http(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
+    fc.create(httproute("hr", ns, "demo-head-svc", 8265))
+    assert find_dashboard_uri(client, ns, "demo-head-svc") == "http://dash.example.org/d"
+
+
+def test_route_wins_over_ingress(fc: FakeCluster, client: Client, ns: str) -> None:
+    fc.create(ingress("ing", ns, "demo-head-svc", {"number": 8265}))
+    fc.create(route("r", ns, "demo-head-svc", host="route.example.com"))
+    assert find_dashboard_uri(client, ns, "demo-head-svc") == "http://route.example.com"
+
+
+def test_cluster_dashboard_uri_uses_the_head_service_kuberay_reports(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
+    cluster = Cluster(ClusterConfiguration("demo", namespace=ns), client).apply()
+    cluster.wait_ready(timeout=10, poll=0.01, max_poll=0.05, progress=False)
+    with pytest.raises(DashboardNotExposed) as info:
+        cluster.cluster_dashboard_uri()
+    message = str(info.value)
+    assert f"kubectl port-forward -n {ns} svc/demo-head-svc 8265:8265" in message
+    assert "http://localhost:8265" in message
+    assert "port-forward" in cluster.details().dashboard
+    fc.create(route("r", ns, "demo-head-svc", host="demo.example.com"))
+    assert cluster.cluster_dashboard_uri() == "http://demo.example.com"
+    assert cluster.details().dashboard == "http://demo.example.com"
+
+
+def test_kinds_not_served_are_skipped(client: Client, ns: str) -> None:
+    # A cluster with KubeRay only: no Route, Ingress or HTTPRoute types at all.
+    with (
+        FakeCluster(crds=crds_for({"kuberay": "v1.7.0"})) as bare,
+        client_for(bare) as c,
+        pytest.raises(DashboardNotExposed, match="none of them routes to it"),
+    ):
+        find_dashboard_uri(c, "default", "demo-head-svc")
+
+
+def test_kinds_we_may_not_list_are_named(fc: FakeCluster, client: Client, ns: str) -> None:
+    fc.deny(verb="list", resource="routes")
+    try:
+        fc.create(ingress("ing", ns, "demo-head-svc", {"number": 8265}))
+        assert find_dashboard_uri(client, ns, "demo-head-svc") == "http://ray.example.com/ray"
+        with pytest.raises(
+            DashboardNotExposed, match=r"not allowed to list routes\.route\.openshift\.io"
+        ):
+            find_dashboard_uri(client, ns, "other-svc")
+    finally:
+        fc.clear_denies()
+
+
+def test_other_errors_are_flarekit_errors(fc: FakeCluster, client: Client, ns: str) -> None:
+    fc.inject(f"/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses", status=500, times=None)
+    try:
+        with pytest.raises(Exception) as info:
+            find_dashboard_uri(client, ns, "demo-head-svc")
+    finally:
+        fc.clear_faults()
+    assert type(info.value).__module__.startswith("flarekit")
+    assert not isinstance(info.value, (Forbidden, DashboardNotExposed))
