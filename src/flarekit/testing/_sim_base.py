@@ -233,6 +233,8 @@ class SimController:
                         self.finalize(cluster, obj)
                     else:
                         self.reconcile(cluster, obj, self.clock() - self._seen[uid])
+            with _moved_on():
+                self.after_tick(cluster)
         finally:
             with self._tick_done:
                 self._ticks += 1
@@ -264,6 +266,9 @@ class SimController:
 
     def on_other_event(self, cluster: FakeCluster, event: Event) -> None:
         """A change to some other resource."""
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        """Runs once per tick after every object was reconciled (pods write log lines here)."""
 
     def write_status(self, cluster: FakeCluster, obj: Mapping[str, Any], status: JSON) -> JSON:
         """Merge `status` (fitted to the served schema) into the object's status if it changes

@@ -8,6 +8,11 @@ While pods are "starting" the conditions say so and `state` is unset. `spec.susp
 gives KubeRay's suspended status (`state: suspended`, `RayClusterSuspended`), and resuming
 restarts the schedule. Failure uses the deprecated-but-still-written `state: failed` with a
 `reason`, plus a `ReplicaFailure` condition as current KubeRay reports pod creation errors.
+
+The head and worker pods exist while the cluster does (Pending while it provisions, Running
+once ready, gone when it is suspended, failed or deleted), labelled as KubeRay labels them
+(`ray.io/cluster`, `ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...), and print
+what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from flarekit.testing import _sim_pods
 from flarekit.testing import _sim_quantity as quantity
 from flarekit.testing._sim_base import (
     Clock,
@@ -73,6 +79,75 @@ def _endpoints(spec: Mapping[str, Any]) -> dict[str, str]:
 def _ip(prefix: str, uid: str, salt: str) -> str:
     raw = hashlib.sha256(f"{uid}/{salt}".encode()).digest()
     return f"{prefix}.{raw[0]}.{1 + raw[1] % 254}"
+
+
+CLUSTER_LABEL = "ray.io/cluster"
+
+
+def ray_pods(obj: Mapping[str, Any]) -> list[JSON]:
+    """The head and worker pods KubeRay creates for a RayCluster, with its labels."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    name, uid, namespace = str(meta["name"]), str(meta["uid"]), str(meta.get("namespace"))
+    owner = {
+        "apiVersion": obj["apiVersion"],
+        "kind": "RayCluster",
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    common = {
+        CLUSTER_LABEL: name,
+        "ray.io/is-ray-node": "yes",
+        "app.kubernetes.io/name": "kuberay",
+        "app.kubernetes.io/created-by": "kuberay-operator",
+    }
+    head_template = (spec.get("headGroupSpec") or {}).get("template") or {}
+    pods = [
+        _sim_pods.pod_from_template(
+            namespace,
+            f"{name}-head-{suffix(uid)}",
+            head_template,
+            {
+                **common,
+                "ray.io/node-type": "head",
+                "ray.io/group": "headgroup",
+                "ray.io/identifier": f"{name}-head",
+            },
+            owner,
+            "rayproject/ray",
+        )
+    ]
+    for group, count, template in worker_groups(spec):
+        for index in range(count):
+            pods.append(
+                _sim_pods.pod_from_template(
+                    namespace,
+                    f"{name}-{group}-worker-{suffix(uid, group, str(index))}",
+                    template,
+                    {
+                        **common,
+                        "ray.io/node-type": "worker",
+                        "ray.io/group": group,
+                        "ray.io/identifier": f"{name}-worker",
+                    },
+                    owner,
+                    "rayproject/ray",
+                )
+            )
+    return pods
+
+
+def default_logs(cluster: JSON, pod: JSON) -> list[str]:
+    """Roughly what `ray start` prints on a head or worker node."""
+    ip = (pod.get("status") or {}).get("podIP", "")
+    head = (pod["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"
+    lines = ["Usage stats collection is disabled.", f"Local node IP: {ip}", "", "-" * 20]
+    lines.append("Ray runtime started.")
+    lines.append("-" * 20)
+    if head:
+        lines.append("View the Ray dashboard at http://0.0.0.0:8265")
+    return lines
 
 
 def desired(spec: Mapping[str, Any]) -> JSON:
@@ -153,9 +228,11 @@ class RayClusterController(SimController):
         fail_after: float | None = None,
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
+        logs: _sim_pods.LogSource | None = None,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
+        self.pods = _sim_pods.PodRunner(logs, default_logs)
         check_delay("ready_after", ready_after)
         check_delay("fail_after", fail_after)
         self.ready_after = ready_after
@@ -169,6 +246,7 @@ class RayClusterController(SimController):
         status = obj.get("status") or {}
         if is_suspended(obj):
             self._suspended.add(uid)
+            self._delete_pods(cluster, obj)
             self.write_status(cluster, obj, self._suspended_status(obj))
             return
         if uid in self._suspended:
@@ -180,11 +258,39 @@ class RayClusterController(SimController):
             return
         failing = self.fail_after is not None and (self.fail_when is None or self.fail_when(obj))
         if failing and self.fail_after is not None and since >= self.fail_after:
+            self._delete_pods(cluster, obj)
             self.write_status(cluster, obj, self._failed_status(obj))
-        elif not failing and since >= self.ready_after:
+            return
+        pods = self._sync_pods(cluster, obj)
+        if not failing and since >= self.ready_after:
+            for pod in pods:
+                self.pods.start(cluster, obj, pod)
             self.write_status(cluster, obj, ready_status(obj, status.get("conditions") or []))
         elif status.get("state") != "ready":
             self.write_status(cluster, obj, self._provisioning_status(obj))
+
+    # -- pods -----------------------------------------------------------------------------------
+
+    def _sync_pods(self, cluster: FakeCluster, obj: JSON) -> list[JSON]:
+        """Create the pods the spec asks for and delete those it no longer does."""
+        wanted = ray_pods(obj)
+        names = {p["metadata"]["name"] for p in wanted}
+        meta = obj["metadata"]
+        for pod in _sim_pods.matching(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]}):
+            if pod["metadata"]["name"] not in names:
+                self.pods.delete_pod(cluster, meta["namespace"], pod["metadata"]["name"])
+        return self.pods.ensure(cluster, wanted)
+
+    def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta = obj["metadata"]
+        self.pods.delete(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]})
+
+    def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
+        """Remove the cluster's pods, as garbage collection of owned objects would."""
+        self._delete_pods(cluster, obj)
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        self.pods.tick(cluster)
 
     def _conditions(self, obj: JSON) -> list[JSON]:
         return list((obj.get("status") or {}).get("conditions") or [])

@@ -9,6 +9,12 @@ later Complete/SUCCEEDED or Failed/FAILED (`reason: AppFailed` and a `message`).
 `shutdownAfterJobFinishes` the job's own cluster is deleted `ttlSecondsAfterFinished` after
 the end. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
 `Suspending` (its cluster deleted) back to `Suspended`; resuming starts it over.
+
+In `K8sJobMode` (the default) the job gets a submitter pod when it starts running, as the pod
+of KubeRay's submitter Job (named like the RayJob) carries the Job controller's labels
+(`job-name`, `batch.kubernetes.io/job-name`, `controller-uid`). It prints what `ray job
+submit` prints around the job's own output (`logs=lambda job, pod: [...]`, none by default),
+and ends Succeeded or Failed with the job. `HTTPMode` and `SidecarMode` jobs get no pod.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flarekit.testing import _sim_pods
+from flarekit.testing import _sim_podsets as podsets
 from flarekit.testing._sim_base import (
     Clock,
     SimController,
@@ -66,9 +74,14 @@ class RayJobController(SimController):
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
         wait_for_cluster: bool = False,
+        logs: _sim_pods.LogSource | None = None,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
+        output = logs if logs is not None else (lambda job, pod: [])
+        self.pods = _sim_pods.PodRunner(
+            None, lambda job, pod: [*submit_header(job), *output(job, pod)]
+        )
         check_delay("start_after", start_after)
         check_delay("run_for", run_for)
         self.start_after = start_after
@@ -109,10 +122,13 @@ class RayJobController(SimController):
             if ready and since >= self.start_after:
                 self._running_since[uid] = self.clock()
                 self.write_status(cluster, obj, self._running(obj, cluster_obj, "PENDING"))
+                self.pods.ensure(cluster, submitter_pods(obj))
             return
         running_for = self.clock() - self._running_since.setdefault(uid, self.clock())
         if status.get("jobStatus") == "PENDING":
-            self.write_status(cluster, obj, self._running(obj, cluster_obj, "RUNNING"))
+            running = self.write_status(cluster, obj, self._running(obj, cluster_obj, "RUNNING"))
+            for pod in self.pods.ensure(cluster, submitter_pods(obj)):
+                self.pods.start(cluster, running, pod)
         elif running_for >= self.run_for:
             self._finish(cluster, obj, cluster_obj)
 
@@ -182,6 +198,9 @@ class RayJobController(SimController):
         now = timestamp()
         status = obj.get("status") or {}
         self._ended_at[str(obj["metadata"]["uid"])] = self.clock()
+        footer = submit_footer(obj, self.failure_message if failed else None)
+        for pod in self.pods.ensure(cluster, submitter_pods(obj)):
+            self.pods.finish(cluster, pod, "Failed" if failed else "Succeeded", footer)
         self.write_status(
             cluster,
             obj,
@@ -206,6 +225,7 @@ class RayJobController(SimController):
             self.write_status(cluster, obj, {"jobDeploymentStatus": "Suspending"})
         else:
             self._delete_own_cluster(cluster, obj)
+            self._delete_submitter(cluster, obj)
             self.write_status(cluster, obj, {**_RESET, "jobDeploymentStatus": "Suspended"})
 
     # -- the job's RayCluster -------------------------------------------------------------------
@@ -238,3 +258,64 @@ class RayJobController(SimController):
         self._running_since.pop(str(obj["metadata"].get("uid")), None)
         self._ended_at.pop(str(obj["metadata"].get("uid")), None)
         self._delete_own_cluster(cluster, obj)
+        self._delete_submitter(cluster, obj)
+
+    # -- the submitter pod ----------------------------------------------------------------------
+
+    def _delete_submitter(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta = obj["metadata"]
+        self.pods.delete(cluster, meta.get("namespace"), {"job-name": meta["name"]})
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        self.pods.tick(cluster)
+
+
+def submitter_pods(obj: JSON) -> list[JSON]:
+    """The pod of KubeRay's submitter Job for a K8sJobMode RayJob (none in other modes)."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    if (spec.get("submissionMode") or "K8sJobMode") != "K8sJobMode":
+        return []
+    template = next(t for name, _, t in podsets.rayjob(spec) if name == "submitter")
+    job_id = str((obj.get("status") or {}).get("jobId") or "")
+    job_uid = _sim_pods.synthetic_uid(str(meta["uid"]), "submitter-job", job_id)
+    return [
+        _sim_pods.pod_from_template(
+            str(meta.get("namespace")),
+            f"{meta['name']}-{suffix(str(meta['uid']), 'submitter', job_id)}",
+            template,
+            _sim_pods.job_labels(str(meta["name"]), job_uid),
+            _sim_pods.job_owner(str(meta["name"]), job_uid),
+            "rayproject/ray",
+        )
+    ]
+
+
+def submit_header(job: JSON) -> list[str]:
+    """What `ray job submit` prints before the job's own output."""
+    status = job.get("status") or {}
+    job_id, rule = status.get("jobId", ""), "-" * 55
+    return [
+        f"Job submission server address: http://{status.get('dashboardURL', '')}",
+        "",
+        rule,
+        f"Job '{job_id}' submitted successfully",
+        rule,
+        "",
+        "Next steps",
+        "  Query the logs of the job:",
+        f"    ray job logs {job_id}",
+        "  Query the status of the job:",
+        f"    ray job status {job_id}",
+        "  Request the job to be stopped:",
+        f"    ray job stop {job_id}",
+        "",
+        "Tailing logs until the job exits (disable with --no-wait):",
+    ]
+
+
+def submit_footer(job: JSON, failure: str | None) -> list[str]:
+    """What `ray job submit` prints once the job has ended."""
+    job_id, rule = (job.get("status") or {}).get("jobId", ""), "-" * 40
+    if failure is None:
+        return ["", rule, f"Job '{job_id}' succeeded", rule]
+    return ["", rule, f"Job '{job_id}' failed", rule, f"Status message: {failure}"]

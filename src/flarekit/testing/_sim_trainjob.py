@@ -6,6 +6,15 @@ of the runtime's JobSet. It copies the JobSet's terminal condition, so success i
 `FailedJobs`). `spec.suspend: true` sets `Suspended` (reason `Suspended`); resuming sets it
 False with reason `Resumed` and restarts the schedule. Trainer 2.x has no `Created` condition
 (it was removed before 2.0), so none is written.
+
+While it runs, the job has the pods JobSet would create: one indexed Job per replicated job of
+the runtime (`<trainjob>-<replicated job>-0`), its pods labelled with JobSet's labels
+(`jobset.sigs.k8s.io/jobset-name`, `jobset.sigs.k8s.io/replicatedjob-name`, ...) and the Job
+controller's (`batch.kubernetes.io/job-completion-index`, `job-name`, ...). Trainer's
+`trainer.kubeflow.org/trainjob-ancestor-step` sits on the runtime's Job templates, so it labels
+the Jobs, not the pods. Initializer pods end Succeeded as soon as they start; trainer pods run
+until the job ends, printing `logs=lambda job, pod: [...]` (a short default otherwise). Pods are
+deleted on suspension and with the job.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flarekit.testing import _sim_pods
 from flarekit.testing import _sim_podsets as podsets
 from flarekit.testing._sim_base import (
     Clock,
@@ -21,6 +31,7 @@ from flarekit.testing._sim_base import (
     condition,
     is_suspended,
     set_condition,
+    suffix,
 )
 
 if TYPE_CHECKING:
@@ -29,6 +40,10 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 DEFAULT_FAILURE = "jobset failed due to one or more job failures"
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+INITIALIZERS = ("dataset-initializer", "model-initializer")
 
 
 class TrainJobController(SimController):
@@ -46,9 +61,11 @@ class TrainJobController(SimController):
         fail: bool = False,
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
+        logs: _sim_pods.LogSource | None = None,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
+        self.pods = _sim_pods.PodRunner(logs, default_logs)
         check_delay("run_for", run_for)
         self.run_for = run_for
         self.fail = fail
@@ -62,6 +79,7 @@ class TrainJobController(SimController):
         conditions = list((obj.get("status") or {}).get("conditions") or [])
         jobs = [name for name, _, _ in podsets.trainjob(cluster, obj)]
         if is_suspended(obj):
+            self._delete_pods(cluster, obj)
             conditions = set_condition(
                 conditions, "Suspended", True, "Suspended", "TrainJob is suspended", generation
             )
@@ -76,10 +94,19 @@ class TrainJobController(SimController):
             status = {"conditions": conditions, "jobsStatus": _jobs(jobs, "active", ready=True)}
             self.write_status(cluster, obj, status)
             return
+        pods = self.pods.ensure(cluster, jobset_pods(cluster, obj))
+        for pod in pods:
+            self.pods.start(cluster, obj, pod)
+            if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS:
+                self.pods.finish(cluster, pod)
         if since < self.run_for:
             self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active", ready=True)})
             return
-        if self.fail or (self.fail_when is not None and self.fail_when(obj)):
+        failed = self.fail or (self.fail_when is not None and self.fail_when(obj))
+        for pod in self.pods.ensure(cluster, jobset_pods(cluster, obj)):
+            trainer = _labels(pod).get(REPLICATED_JOB_LABEL) not in INITIALIZERS
+            self.pods.finish(cluster, pod, "Failed" if failed and trainer else "Succeeded")
+        if failed:
             conditions = set_condition(
                 conditions, "Failed", True, "FailedJobs", self.failure_message, generation
             )
@@ -95,6 +122,77 @@ class TrainJobController(SimController):
             )
             status = {"conditions": conditions, "jobsStatus": _jobs(jobs, "succeeded")}
         self.write_status(cluster, obj, status)
+
+    def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta = obj["metadata"]
+        self.pods.delete(cluster, meta["namespace"], {JOBSET_LABEL: meta["name"]})
+
+    def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
+        """Remove the job's pods, as deleting its JobSet and Jobs would."""
+        self._delete_pods(cluster, obj)
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        self.pods.tick(cluster)
+
+
+def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
+    """The pods of the TrainJob's JobSet: per replicated job one indexed Job, `count` pods."""
+    meta = obj["metadata"]
+    name, namespace = str(meta["name"]), str(meta["namespace"])
+    trainer = (obj.get("spec") or {}).get("trainer") or {}
+    jobset_uid = _sim_pods.synthetic_uid(str(meta["uid"]), "jobset")
+    sets = podsets.trainjob(cluster, obj)
+    out = []
+    for global_index, (job, count, template) in enumerate(sets):
+        job_name = f"{name}-{job}-0"
+        job_uid = _sim_pods.synthetic_uid(jobset_uid, job_name)
+        if job == "node" and trainer.get("image"):
+            template = _with_image(template, str(trainer["image"]))
+        for index in range(count):
+            labels = {
+                JOBSET_LABEL: name,
+                REPLICATED_JOB_LABEL: job,
+                "jobset.sigs.k8s.io/replicatedjob-replicas": "1",
+                "jobset.sigs.k8s.io/job-index": "0",
+                "jobset.sigs.k8s.io/job-global-index": str(global_index),
+                "jobset.sigs.k8s.io/restart-attempt": "0",
+                "jobset.sigs.k8s.io/jobset-uid": jobset_uid,
+                INDEX_LABEL: str(index),
+                **_sim_pods.job_labels(job_name, job_uid),
+            }
+            pod = _sim_pods.pod_from_template(
+                namespace,
+                f"{job_name}-{index}-{suffix(str(meta['uid']), job, str(index))}",
+                template,
+                labels,
+                _sim_pods.job_owner(job_name, job_uid),
+            )
+            pod["metadata"].setdefault("annotations", {})[INDEX_LABEL] = str(index)
+            out.append(pod)
+    return out
+
+
+def _with_image(template: JSON, image: str) -> JSON:
+    spec = dict(template.get("spec") or {})
+    spec["containers"] = [
+        {**c, "image": image} if c.get("name") == "node" else c
+        for c in spec.get("containers") or []
+    ]
+    return {**template, "spec": spec}
+
+
+def _labels(pod: JSON) -> dict[str, str]:
+    return dict(pod["metadata"].get("labels") or {})
+
+
+def default_logs(job: JSON, pod: JSON) -> list[str]:
+    """A few lines naming the job and node, so tests can tell pods' logs apart."""
+    labels = _labels(pod)
+    step, index = labels.get(REPLICATED_JOB_LABEL, ""), labels.get(INDEX_LABEL, "0")
+    name = job["metadata"]["name"]
+    if step in INITIALIZERS:
+        return [f"{step} of TrainJob {name}: done"]
+    return [f"TrainJob {name} {step} {index}: started", f"TrainJob {name} {step} {index}: done"]
 
 
 def _true(obj: JSON, type_: str) -> bool:
