@@ -87,6 +87,7 @@ class _RichProgress:
     def __init__(self, what: str, stream: TextIO, timeout: float) -> None:
         progress_mod: Any = importlib.import_module("rich.progress")
         console_mod: Any = importlib.import_module("rich.console")
+        self._escape: Any = importlib.import_module("rich.markup").escape
         self._what = what
         self._progress: Any = progress_mod.Progress(
             progress_mod.SpinnerColumn(),
@@ -95,8 +96,13 @@ class _RichProgress:
             progress_mod.TimeElapsedColumn(),
             console=console_mod.Console(file=stream),
             transient=True,
+            # Leave the user's own prints alone while the bar is shown.
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
-        self._task: Any = self._progress.add_task(f"waiting for {what}", total=timeout or None)
+        self._task: Any = self._progress.add_task(
+            self._escape(f"waiting for {what}"), total=timeout or None
+        )
         self._progress.start()
 
     def update(
@@ -104,9 +110,8 @@ class _RichProgress:
     ) -> None:
         count = f" {done}/{total}" if done is not None and total is not None else ""
         description = f"waiting for {self._what}{count}: {_shorten(state, 60)}"
-        # Rich treats descriptions as markup; escape the server's text.
-        markup: Any = importlib.import_module("rich.markup")
-        self._progress.update(self._task, completed=elapsed, description=markup.escape(description))
+        # Rich reads descriptions as markup; the server's text must show as written.
+        self._progress.update(self._task, completed=elapsed, description=self._escape(description))
 
     def close(self) -> None:
         self._progress.stop()

@@ -183,9 +183,13 @@ class Tty(io.StringIO):
         return True
 
 
-def test_display_is_silent_off_a_terminal_and_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+def no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD"):
         monkeypatch.delenv(var, raising=False)
+
+
+def test_display_is_silent_off_a_terminal_and_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    no_ci(monkeypatch)
     assert not interactive(io.StringIO())
     assert interactive(Tty())
     assert isinstance(open_progress("x", timeout=1, stream=io.StringIO()), NullProgress)
@@ -211,7 +215,7 @@ def test_plain_line_is_rewritten_in_place_and_cleared() -> None:
 
 def test_wait_draws_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     stream = Tty()
-    monkeypatch.delenv("CI", raising=False)
+    no_ci(monkeypatch)
     import flarekit._progress as progress_mod
 
     monkeypatch.setattr(progress_mod, "_rich_available", lambda: False)
@@ -221,3 +225,17 @@ def test_wait_draws_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
         fetch, ready, failed, timeout=9, describe="thing", clock=FakeClock(), count=lambda o: (0, 2)
     )
     assert "waiting for thing 0/2" in stream.getvalue()
+
+
+def test_rich_display_when_rich_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rich")
+    no_ci(monkeypatch)
+    stream = Tty()
+    display = open_progress("RayCluster ns/[a]", timeout=10, stream=stream)
+    assert type(display).__name__ == "_RichProgress"
+    display.update(elapsed=1, timeout=10, state="state=[bold]pending", done=1, total=2)
+    print("the user's own output")  # not captured by the display
+    display.close()
+    out = stream.getvalue()
+    assert "RayCluster ns/[a]" in out and "[bold]pending" in out
+    assert "the user's own output" not in out
