@@ -116,7 +116,7 @@ def test_admin_setup_then_queued_job_is_admitted(
     assert str(admitted).startswith("admitted in ClusterQueue team-cq")
     workload = workload_for(client, job)
     assert workload is not None
-    assert workload.metadata.labels[JOB_UID_LABEL] == job.metadata.uid  # type: ignore[union-attr]
+    assert workload.metadata.labels[JOB_UID_LABEL] == job.metadata.uid
 
     def unsuspended() -> dict[str, Any] | None:
         found = fc.get("rayclusters", "rc", ns)
