@@ -29,11 +29,16 @@ from flarekit.compat._kueue_workload import (
     workload_v1beta1_to_v1beta2,
     workload_v1beta2_to_v1beta1,
 )
+from flarekit.compat._pytorchjob_to_trainjob import pytorchjob_to_trainjob
 from flarekit.compat._raycluster import raycluster_v1alpha1_to_v1
 from flarekit.compat._registry import CONVERSIONS, convert
+from flarekit.compat._torch_runtime import PATCH_MANAGER, TORCH_DISTRIBUTED
+from flarekit.compat._trainjob_to_pytorchjob import trainjob_to_pytorchjob
 
 __all__ = [
     "CONVERSIONS",
+    "PATCH_MANAGER",
+    "TORCH_DISTRIBUTED",
     "ConversionError",
     "NoConversion",
     "admissioncheck_v1beta1_to_v1beta2",
@@ -45,7 +50,9 @@ __all__ = [
     "localqueue_v1beta2_to_v1beta1",
     "multikueuecluster_v1beta1_to_v1beta2",
     "multikueuecluster_v1beta2_to_v1beta1",
+    "pytorchjob_to_trainjob",
     "raycluster_v1alpha1_to_v1",
+    "trainjob_to_pytorchjob",
     "workload_v1beta1_to_v1beta2",
     "workload_v1beta2_to_v1beta1",
 ]

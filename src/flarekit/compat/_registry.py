@@ -27,8 +27,11 @@ from flarekit.compat._kueue_workload import (
     workload_v1beta1_to_v1beta2,
     workload_v1beta2_to_v1beta1,
 )
+from flarekit.compat._pytorchjob_to_trainjob import pytorchjob_to_trainjob
 from flarekit.compat._raycluster import raycluster_v1alpha1_to_v1
 from flarekit.compat._reshape import Reshape
+from flarekit.compat._torch_runtime import PYTORCH, TRAINJOB
+from flarekit.compat._trainjob_to_pytorchjob import trainjob_to_pytorchjob
 from flarekit_models._base import KubeModel, KubeResource
 from flarekit_models._registry import resource_model
 
@@ -93,3 +96,5 @@ _register_reshapes(
         raycluster_v1alpha1_to_v1,
     ]
 )
+register(PYTORCH, TRAINJOB, pytorchjob_to_trainjob)
+register(TRAINJOB, PYTORCH, trainjob_to_pytorchjob)
