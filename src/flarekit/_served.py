@@ -88,7 +88,10 @@ def _discover(client: Client, group: str) -> tuple[str, ...]:
             _preload_content=False,
             _request_timeout=30,
         )
-        body: Any = json.loads(raw.data or b"{}")
+        try:
+            body: Any = json.loads(raw.data or b"{}")
+        finally:
+            raw.release_conn()
     except ApiException as exc:
         if exc.status == 404:
             return ()

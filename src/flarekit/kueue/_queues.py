@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from flarekit._errors import Forbidden, NotFound
 from flarekit._served import NotServed
 from flarekit._validation import (
     ConfigError,
@@ -73,6 +74,28 @@ def _listed(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names)
 
 
+def _named_queue(client: Client, namespace: str, local_queue: str, field: str) -> str:
+    """`local_queue` if it exists (one GET, which users may do where they may not list)."""
+    kind = kueue_model(client, "LocalQueue")
+    try:
+        client.get(kind, local_queue, namespace=namespace)
+        return local_queue
+    except NotFound:
+        pass
+    try:
+        names: list[str] | None = local_queue_names(client, namespace)
+    except Forbidden:
+        names = None
+    if names is None:
+        expected = f"the name of a LocalQueue in namespace {namespace!r}"
+    elif names:
+        expected = f"one of the LocalQueues in namespace {namespace!r}: {_listed(names)}"
+    else:
+        expected = f"an existing LocalQueue, but namespace {namespace!r} has none ({_CREATE_HINT})"
+    message = f"no LocalQueue {local_queue!r} in namespace {namespace!r}"
+    raise QueueNotFound([Problem(field, local_queue, message, expected)])
+
+
 def resolve_local_queue(
     client: Client,
     namespace: str,
@@ -84,29 +107,16 @@ def resolve_local_queue(
     the namespace's default LocalQueue.
 
     Raises `QueueNotFound` (a `ConfigError` naming `field`) listing the LocalQueues that
-    exist, and `NotServed` when Kueue is not installed. Only reads (discovery and one list).
+    exist, and `NotServed` when Kueue is not installed. Only reads: discovery, then a GET of
+    the named queue (and a list when it is missing), or a list to find the default.
     """
     if local_queue is not None:
         report = ValidationReport()
         check_queue_name(report, field, local_queue)
         report.raise_if_problems()
+        return _named_queue(client, namespace, local_queue, field)
     queues = _local_queues(client, namespace)
     names = sorted(name for name, _ in queues)
-    if local_queue is not None:
-        if local_queue in names:
-            return local_queue
-        expected = (
-            f"one of the LocalQueues in namespace {namespace!r}: {_listed(names)}"
-            if names
-            else f"an existing LocalQueue, but namespace {namespace!r} has none ({_CREATE_HINT})"
-        )
-        problem = Problem(
-            field,
-            local_queue,
-            f"no LocalQueue {local_queue!r} in namespace {namespace!r}",
-            expected,
-        )
-        raise QueueNotFound([problem])
     marked = sorted(
         name
         for name, annotations in queues

@@ -12,7 +12,7 @@ from kueue_support import (
     seed_local_queue,
 )
 
-from flarekit import Client
+from flarekit import Client, ServerError
 from flarekit._served import (
     NotServed,
     forget_served,
@@ -122,9 +122,7 @@ def test_missing_queue_in_empty_namespace_says_how_to_get_one(
         resolve_local_queue(client, ns)
 
 
-def test_invalid_queue_name_is_refused_before_any_request(
-    fc: FakeCluster, client: Client
-) -> None:
+def test_invalid_queue_name_is_refused_before_any_request(fc: FakeCluster, client: Client) -> None:
     fc.clear_requests()
     with pytest.raises(ConfigError) as info:
         resolve_local_queue(client, "default", "Team_A")
@@ -188,3 +186,28 @@ def test_queue_labels_refuse_bad_names_together() -> None:
     with pytest.raises(ConfigError) as info:
         queue_labels("Bad Queue", "x" * 70)
     assert info.value.fields == ["local_queue", "priority_class"]
+
+
+def test_named_queue_needs_only_get(fc: FakeCluster, client: Client) -> None:
+    ns = new_namespace(fc)
+    seed_local_queue(fc, ns, "team-a")
+    fc.deny("list", "localqueues")
+    try:
+        assert resolve_local_queue(client, ns, "team-a") == "team-a"
+        with pytest.raises(QueueNotFound) as info:
+            resolve_local_queue(client, ns, "team-b")
+    finally:
+        fc.clear_denies()
+    assert f"the name of a LocalQueue in namespace {ns!r}" in str(info.value)
+
+
+def test_discovery_failure_is_an_api_error(fc: FakeCluster) -> None:
+    with client_for(fc) as client:
+        fc.inject("/apis/kueue.x-k8s.io", status=500, times=1)
+        try:
+            with pytest.raises(ServerError) as info:
+                served_versions(client, "kueue.x-k8s.io")
+        finally:
+            fc.clear_faults()
+        assert info.value.code == 500
+        assert preferred_kueue_version(client) in ("v1beta1", "v1beta2")  # not cached
