@@ -10,6 +10,7 @@ import pytest
 from facade_support import FAST, QUEUE_LABEL, TICK, client_for, make_queues, new_namespace, writes
 
 from flarekit import ApiError, Client
+from flarekit._wait import wait_until
 from flarekit.cluster import (
     Cluster,
     ClusterConfiguration,
@@ -95,10 +96,19 @@ def test_queued_cluster_waits_for_admission(
     stored = fc.get("rayclusters", "q", ns)
     assert stored is not None and stored["metadata"]["labels"][QUEUE_LABEL] == "lq"
 
+    # Once Kueue has suspended it, the cluster is QUEUED and a short wait times out saying so.
+    queued_status = wait_until(
+        cluster.status,
+        lambda s: s.state is ClusterState.QUEUED,
+        None,
+        timeout=10,
+        describe="the cluster to be queued",
+        **FAST,
+    )
+    assert queued_status.reason is not None and "'lq'" in queued_status.reason
     with pytest.raises(WaitTimeout) as info:
-        cluster.wait_ready(timeout=0.3, **FAST)
-    assert "QUEUED" in str(info.value) and "Kueue:" in str(info.value)
-    assert cluster.status().state is ClusterState.QUEUED
+        cluster.wait_ready(timeout=0.1, **FAST)
+    assert "QUEUED" in str(info.value) and "Kueue: pending" in str(info.value)
 
     queued = list_all_queued(ns, client)
     assert [s.name for s in queued] == ["q"] and queued[0].queue == "lq"
