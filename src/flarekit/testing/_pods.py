@@ -238,6 +238,29 @@ def update_causes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Cause]
     return [Cause("FieldValueForbidden", SPEC_FORBIDDEN, "spec")]
 
 
+def strategic_as_merge(current: Mapping[str, Any], patch: Any) -> Any:
+    """A strategic merge patch of a pod as a JSON merge patch: container lists are merged by
+    `name` (as their patch strategy says) instead of replaced; other lists are replaced."""
+    if not isinstance(patch, dict) or not isinstance(patch.get("spec"), dict):
+        return patch
+    out = copy.deepcopy(patch)
+    spec = current.get("spec") or {}
+    for key in ("containers", "initContainers"):
+        given = out["spec"].get(key)
+        if not isinstance(given, list):
+            continue
+        merged = [copy.deepcopy(c) for c in spec.get(key) or []]
+        for item in given:
+            name = item.get("name") if isinstance(item, dict) else None
+            found = next((c for c in merged if c.get("name") == name), None)
+            if found is None:
+                merged.append(item)
+            else:
+                found.update(item)
+        out["spec"][key] = merged
+    return out
+
+
 # -- building pods and their states -----------------------------------------------------------
 
 

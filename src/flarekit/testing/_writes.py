@@ -279,6 +279,7 @@ def patch(store: Store, req: Request) -> Response:
     """PATCH with a JSON merge patch, a JSON patch, or a server-side apply configuration."""
     content_type = req.content_type.split(";")[0].strip().lower()
     core = req.rt.group == ""
+    strategic = content_type == STRATEGIC_PATCH and _pods.is_pods(req.rt)
     if content_type == STRATEGIC_PATCH and core:
         # Close enough for metadata and status changes; lists are replaced, not merged by key.
         content_type = MERGE_PATCH
@@ -314,6 +315,8 @@ def patch(store: Store, req: Request) -> Response:
         try:
             if content_type == JSON_PATCH:
                 out = apply_json_patch(current, patch_doc)
+            elif strategic:
+                out = apply_merge_patch(current, _pods.strategic_as_merge(current, patch_doc))
             else:
                 out = apply_merge_patch(current, patch_doc)
         except PatchError as exc:
