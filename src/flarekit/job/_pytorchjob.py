@@ -1,0 +1,250 @@
+"""Training-operator PyTorchJobs (kubeflow.org/v1), alone or inside an AppWrapper.
+
+Clusters that run the Kubeflow training operator (v1) instead of Trainer (v2) take the same
+distributed job as a PyTorchJob: one ``Master`` and ``nodes - 1`` ``Worker`` replicas whose
+container (named ``pytorch``, as the operator requires) runs the same ``torchrun`` command;
+the operator sets the ``PET_*`` variables torchrun reads from ``nprocPerNode`` and the replica
+counts. `PyTorchJobRun` follows such a job (or the AppWrapper around it): status from the
+conditions, logs from the master pod, wait, delete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from flarekit.job._jobstate import JobState, JobStatus, condition, conditions_of
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+
+__all__ = [
+    "CONTAINER",
+    "PyTorchJobRun",
+    "appwrapper_dict",
+    "appwrapper_status",
+    "pytorchjob_dict",
+    "pytorchjob_status",
+]
+
+#: The container name the training operator looks for in a PyTorchJob.
+CONTAINER = "pytorch"
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+
+
+def _replica(count: int, pod: Mapping[str, Any]) -> dict[str, Any]:
+    return {"replicas": count, "restartPolicy": "OnFailure", "template": {"spec": dict(pod)}}
+
+
+def pytorchjob_dict(
+    *,
+    name: str,
+    namespace: str | None,
+    labels: Mapping[str, str],
+    nodes: int,
+    procs_per_node: int,
+    pod: Mapping[str, Any],
+    run_policy: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A PyTorchJob of `nodes` pods (a Master and workers) with pod spec `pod`."""
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    if labels:
+        metadata["labels"] = dict(labels)
+    replicas = {"Master": _replica(1, pod)}
+    if nodes > 1:
+        replicas["Worker"] = _replica(nodes - 1, pod)
+    spec: dict[str, Any] = {"nprocPerNode": str(procs_per_node), "pytorchReplicaSpecs": replicas}
+    if run_policy:
+        spec["runPolicy"] = dict(run_policy)
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": metadata,
+        "spec": spec,
+    }
+
+
+def appwrapper_dict(job: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """`job` (a PyTorchJob) inside an AppWrapper that carries the Kueue `labels`; its pod
+    sets are declared, so every AppWrapper release admits it the same way."""
+    inner = {**job, "metadata": {"name": job["metadata"]["name"]}}
+    replicas = job["spec"]["pytorchReplicaSpecs"]
+    pod_sets = [
+        {"path": f"template.spec.pytorchReplicaSpecs.{kind}.template", "replicas": spec["replicas"]}
+        for kind, spec in replicas.items()
+    ]
+    metadata = {k: v for k, v in job["metadata"].items() if k in ("name", "namespace")}
+    if labels:
+        metadata["labels"] = dict(labels)
+    return {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": metadata,
+        "spec": {"components": [{"template": inner, "podSets": pod_sets}]},
+    }
+
+
+def _meta(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("name") or ""), str(meta.get("namespace") or "")
+
+
+def pytorchjob_status(obj: Mapping[str, Any]) -> JobStatus:
+    """The training operator's conditions (Created, Running, Restarting, Suspended,
+    Succeeded, Failed) read into a `JobStatus`; no status yet is `PENDING`."""
+    state, found = JobState.PENDING, None
+    for type_, each in (
+        ("Failed", JobState.FAILED),
+        ("Succeeded", JobState.SUCCEEDED),
+        ("Suspended", JobState.SUSPENDED),
+        ("Running", JobState.RUNNING),
+        ("Restarting", JobState.RUNNING),
+        ("Created", JobState.PENDING),
+    ):
+        found = condition(obj, type_)
+        if found is not None:
+            state = each
+            break
+    replicas = {
+        str(kind): {k: int(v or 0) for k, v in (counts or {}).items() if isinstance(v, int)}
+        for kind, counts in ((obj.get("status") or {}).get("replicaStatuses") or {}).items()
+    }
+    name, namespace = _meta(obj)
+    return JobStatus(
+        kind="PyTorchJob",
+        name=name,
+        namespace=namespace,
+        state=state,
+        reason=str((found or {}).get("reason") or ""),
+        message=str((found or {}).get("message") or ""),
+        replicas=replicas,
+        conditions=tuple(
+            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
+            for c in conditions_of(obj)
+        ),
+    )
+
+
+_PHASES = {
+    "Succeeded": JobState.SUCCEEDED,
+    "Failed": JobState.FAILED,
+    "Running": JobState.RUNNING,
+    "Resuming": JobState.PENDING,
+    "Suspended": JobState.SUSPENDED,
+    "Suspending": JobState.SUSPENDED,
+    "Resetting": JobState.RUNNING,
+}
+
+
+def appwrapper_status(obj: Mapping[str, Any]) -> JobStatus:
+    """An AppWrapper's phase as a `JobStatus`, with the message of its failing condition."""
+    status = obj.get("status") or {}
+    phase = str(status.get("phase") or "")
+    state = _PHASES.get(phase, JobState.PENDING)
+    reason = message = ""
+    if state is JobState.FAILED:
+        failing = next(
+            (c for c in conditions_of(obj) if c.get("type") in ("Unhealthy", "ResourcesDeployed")),
+            None,
+        )
+        reason = str((failing or {}).get("reason") or "Failed")
+        message = str((failing or {}).get("message") or "")
+    name, namespace = _meta(obj)
+    return JobStatus(
+        kind="AppWrapper", name=name, namespace=namespace, state=state, reason=reason,
+        message=message,
+        conditions=tuple(
+            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
+            for c in conditions_of(obj)
+        ),
+    )  # fmt: skip
+
+
+class PyTorchJobRun:
+    """A submitted PyTorchJob (or the AppWrapper holding it): status, wait, logs, delete."""
+
+    def __init__(self, client: Client, name: str, namespace: str, *, wrapped: bool) -> None:
+        self.client = client
+        self.name = name
+        self.namespace = namespace
+        self.wrapped = wrapped
+
+    def _model(self) -> Any:
+        if self.wrapped:
+            from flarekit_models.appwrapper.v1beta2 import AppWrapper
+
+            return AppWrapper
+        from flarekit_models.kubeflow.v1 import PyTorchJob
+
+        return PyTorchJob
+
+    def _fetch(self) -> dict[str, Any]:
+        found: dict[str, Any] = self.client.get(
+            self._model(), self.name, namespace=self.namespace
+        ).to_dict()
+        return found
+
+    def _read(self, obj: Mapping[str, Any]) -> JobStatus:
+        return appwrapper_status(obj) if self.wrapped else pytorchjob_status(obj)
+
+    def status(self) -> JobStatus:
+        return self._read(self._fetch())
+
+    def wait(
+        self, timeout: float = 600.0, *, poll: float = 0.5, progress: bool = True
+    ) -> JobStatus:
+        """Until Succeeded; `TerminalFailure` with the operator's message on failure."""
+        from flarekit._wait import wait_until
+
+        def failed(obj: Mapping[str, Any]) -> str | None:
+            status = self._read(obj)
+            return (
+                (status.message or status.reason or "Failed")
+                if status.state is JobState.FAILED
+                else None
+            )
+
+        kind = "AppWrapper" if self.wrapped else "PyTorchJob"
+        final = wait_until(
+            self._fetch,
+            lambda obj: self._read(obj).state is JobState.SUCCEEDED,
+            failed,
+            timeout=timeout,
+            describe=f"{kind} {self.namespace}/{self.name} to finish",
+            poll=poll,
+            progress=progress,
+            state=lambda obj: str(self._read(obj).state.value),
+        )
+        return self._read(final)
+
+    def logs(self, *, follow: bool = False, tail: int | None = None) -> str | Iterator[str]:
+        """The master's log (`follow=True`: lines as they come, until the pod ends)."""
+        from flarekit._pods import list_pods, read_logs
+
+        selector = {JOB_NAME_LABEL: self.name, REPLICA_TYPE_LABEL: "master"}
+        pods: Sequence[Any] = list_pods(self.client, self.namespace, selector)
+        if not pods:
+            raise LookupError(
+                f"PyTorchJob {self.namespace}/{self.name} has no master pod yet; its state: "
+                f"{self.status().state.value}"
+            )
+        text: str | Iterator[str] = read_logs(
+            self.client, self.namespace, pods[0].name, container=CONTAINER, follow=follow, tail=tail
+        )
+        return text
+
+    def delete(self) -> None:
+        from flarekit._errors import NotFound
+
+        with contextlib.suppress(NotFound):
+            self.client.delete(
+                self._model(), self.name, namespace=self.namespace, propagation_policy="Foreground"
+            )
+
+    def __repr__(self) -> str:
+        kind = "AppWrapper" if self.wrapped else "PyTorchJob"
+        return f"PyTorchJobRun({kind} {self.namespace}/{self.name})"
