@@ -55,10 +55,10 @@ class DashboardNotExposed(LookupError):
         self.namespace = namespace
         self.service = service
         self.port = port
-        looked = "; ".join(notes) if notes else "none of them routes to it"
+        looked = f" ({'; '.join(notes)})" if notes else ""
         super().__init__(
             f"no Route, Ingress or HTTPRoute in namespace {namespace!r} exposes the Ray "
-            f"dashboard (Service {service!r}, port {port}): {looked}. To reach it from this "
+            f"dashboard (Service {service!r}, port {port}){looked}. To reach it from this "
             f"machine, run `kubectl port-forward -n {namespace} svc/{service} {port}:{port}` "
             f"and open http://localhost:{port}"
         )
@@ -215,8 +215,8 @@ def _call(client: Client, operation: Operation, call: Callable[[Any], Any]) -> A
         raise unavailable(operation, type(exc).__name__, why) from exc
 
 
-def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[dict[str, Any]]:
-    """Objects of `kind` in `namespace`, sorted by name; none when the kind is not served."""
+def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[dict[str, Any]] | None:
+    """Objects of `kind` in `namespace`, sorted by name; None when the kind is not served."""
     answer = _call(
         client,
         Operation("list", f"{kind.plural}.{kind.group}", "", namespace),
@@ -224,6 +224,8 @@ def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[dic
             kind.group, kind.version, namespace, kind.plural, _request_timeout=30
         ),
     )
+    if answer is None:
+        return None
     items = [_map(item) for item in _list(_map(answer).get("items"))]
     return sorted(items, key=lambda o: str(_map(o.get("metadata")).get("name")))
 
@@ -257,7 +259,8 @@ def find_dashboard_uri(
     """The URL of the first Route, Ingress or HTTPRoute (in that order, each sorted by name)
     that routes to `service`'s dashboard port; `DashboardNotExposed` if none does.
 
-    A kind the user may not list (403) is noted in the message rather than ending the search.
+    Kinds the cluster does not serve, or the user may not list (403), are named in the
+    message rather than ending the search.
     """
     notes: list[str] = []
     for kind in EXPOSING_KINDS:
@@ -265,6 +268,9 @@ def find_dashboard_uri(
             objects = _list_objects(client, kind, namespace)
         except Forbidden:
             notes.append(f"not allowed to list {kind.plural}.{kind.group}")
+            continue
+        if objects is None:
+            notes.append(f"the cluster does not serve {kind.kind} ({kind.group}/{kind.version})")
             continue
         for obj in objects:
             uri = _READERS[kind.kind](obj, service, port, port_names)

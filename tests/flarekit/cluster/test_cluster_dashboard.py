@@ -216,9 +216,12 @@ def test_kinds_not_served_are_skipped(client: Client, ns: str) -> None:
     with (
         FakeCluster(crds=crds_for({"kuberay": "v1.7.0"})) as bare,
         client_for(bare) as c,
-        pytest.raises(DashboardNotExposed, match="none of them routes to it"),
+        pytest.raises(
+            DashboardNotExposed, match=r"does not serve Route .*Ingress .*HTTPRoute"
+        ) as info,
     ):
         find_dashboard_uri(c, "default", "demo-head-svc")
+    assert "port-forward -n default svc/demo-head-svc" in str(info.value)
 
 
 def test_kinds_we_may_not_list_are_named(fc: FakeCluster, client: Client, ns: str) -> None:
