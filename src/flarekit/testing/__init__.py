@@ -6,8 +6,12 @@ client as kube-apiserver would: discovery, CRUD on every served version, status 
 subresources, merge/JSON/apply patches, optimistic concurrency, label and field selectors,
 pagination, watches with bookmarks and 410 Expired, schema defaulting/pruning/validation,
 field validation modes, dryRun, finalizers, namespaces, bearer tokens with an RBAC-like
-policy, and real `Status` error bodies. Tests can inject faults and delays, drop watches,
-read the request log, and seed or drive objects directly::
+policy, and real `Status` error bodies. Pods are served too (CRUD, selectors, watch, status,
+the pod strategy's defaults and immutability) with their `log` subresource (plain text,
+`follow`, `tailLines`, `timestamps`, `limitBytes`, `since*`): nothing schedules or runs them,
+their status and logs are what tests and simulated controllers write (`add_pod`,
+`start_pod`, `append_log`, `finish_pod`). Tests can inject faults and delays, drop watches
+and log streams, read the request log, and seed or drive objects directly::
 
     from flarekit.testing import FakeCluster
 
@@ -22,8 +26,9 @@ versions by rewriting `apiVersion` only), admission webhooks, real controllers/o
 (there is a `Controller` seam, and simulated KubeRay, Kueue, Trainer and AppWrapper
 controllers that are off unless registered), garbage collection of dependents (a
 `propagationPolicy` is accepted and ignored), full-fidelity server-side apply (ownership is
-per map leaf, lists are atomic), built-in resources other than namespaces, protobuf and table
-output, and authentication other than bearer tokens.
+per map leaf, lists are atomic), built-in resources other than namespaces and pods,
+scheduling, kubelets and container restarts, protobuf and table output, and authentication
+other than bearer tokens.
 """
 
 from flarekit.testing._auth import Rule, rule
