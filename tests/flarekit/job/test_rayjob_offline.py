@@ -263,3 +263,60 @@ def test_changed_parameters_are_checked_again_before_rendering() -> None:
     with pytest.raises(ConfigError) as caught:
         job.to_yaml()
     assert caught.value.fields == ["entrypoint_num_gpus"]
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def status_from(status: dict[str, Any] | None, **spec: Any) -> Any:
+    from flarekit.job._rayjob_status import status_of
+
+    body: dict[str, Any] = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "j", "namespace": "ns", "labels": {QUEUE: "lq"}},
+        "spec": {"entrypoint": "x", **spec},
+    }
+    if status is not None:
+        body["status"] = status
+    return status_of(RayJobModel.model_validate(body), QUEUE)
+
+
+@pytest.mark.parametrize(
+    ("status", "finished", "succeeded", "failed"),
+    [
+        (None, False, False, False),
+        ({}, False, False, False),
+        ({"jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}, False, False, False),
+        ({"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED"}, True, True, False),
+        # KubeRay v1.1 ends a failed Ray job as Complete; v1.2 and later say Failed.
+        ({"jobDeploymentStatus": "Complete", "jobStatus": "FAILED"}, True, False, True),
+        ({"jobDeploymentStatus": "Complete", "jobStatus": "STOPPED"}, True, False, True),
+        ({"jobDeploymentStatus": "Failed", "reason": "DeadlineExceeded"}, True, False, True),
+        ({"jobDeploymentStatus": "ValidationFailed", "message": "bad"}, True, False, True),
+        ({"jobDeploymentStatus": "Suspended"}, False, False, False),
+    ],
+)
+def test_status_tolerates_missing_fields(
+    status: dict[str, Any] | None, finished: bool, succeeded: bool, failed: bool
+) -> None:
+    found = status_from(status)
+    assert (found.finished, found.succeeded, found.failed) == (finished, succeeded, failed)
+    assert (found.failure_reason is not None) == failed
+    assert found.local_queue == "lq" and found.name == "j"
+    assert found.as_table().startswith("RayJob ns/j")
+
+
+def test_failure_reason_prefers_the_message() -> None:
+    failed = status_from({"jobDeploymentStatus": "Failed", "reason": "AppFailed", "message": "m"})
+    assert failed.failure_reason == "m"
+    bare = status_from({"jobDeploymentStatus": "Failed", "reason": "DeadlineExceeded"})
+    assert bare.failure_reason == "reason DeadlineExceeded, jobDeploymentStatus Failed"
+
+
+def test_status_times_and_suspension() -> None:
+    found = status_from(
+        {"jobDeploymentStatus": "Complete", "startTime": "2026-01-02T03:04:05Z"}, suspend=True
+    )
+    assert found.start_time is not None and found.start_time.year == 2026
+    assert found.end_time is None and found.suspended
