@@ -95,6 +95,7 @@ class PodRunner:
     def __init__(self, logs: LogSource | None, default: LogSource) -> None:
         self._source = logs if logs is not None else default
         self._pending: dict[PodKey, list[str]] = {}
+        self._created: set[PodKey] = set()  # only these are ever deleted (by owner, not label)
 
     def ensure(self, cluster: FakeCluster, pods: Iterable[JSON]) -> list[JSON]:
         """Create the pods that do not exist yet; returns the current state of all of them."""
@@ -103,6 +104,7 @@ class PodRunner:
             meta = pod["metadata"]
             found = cluster.get("pods", meta["name"], meta["namespace"])
             if found is None:
+                self._created.add((meta["namespace"], meta["name"]))
                 try:
                     found = cluster.create(pod)
                 except ApiError as exc:
@@ -150,13 +152,23 @@ class PodRunner:
         self._emit(cluster, *key, rest)
         cluster.finish_pod(meta["namespace"], meta["name"], phase, exit_code)
 
+    def owned(self, cluster: FakeCluster, namespace: str, labels: Mapping[str, str]) -> list[JSON]:
+        """Pods this runner created that carry `labels` (pods a test added are left alone, as
+        garbage collection follows ownerReferences, not labels)."""
+        return [
+            p
+            for p in matching(cluster, namespace, labels)
+            if (namespace, p["metadata"]["name"]) in self._created
+        ]
+
     def delete(self, cluster: FakeCluster, namespace: str, labels: Mapping[str, str]) -> None:
-        """Delete the pods carrying `labels` (as garbage collection or the operator would)."""
-        for pod in matching(cluster, namespace, labels):
+        """Delete the pods this runner created that carry `labels`."""
+        for pod in self.owned(cluster, namespace, labels):
             self.delete_pod(cluster, namespace, pod["metadata"]["name"])
 
     def delete_pod(self, cluster: FakeCluster, namespace: str, name: str) -> None:
         self._pending.pop((namespace, name), None)
+        self._created.discard((namespace, name))
         try:
             cluster.delete("pods", name, namespace)
         except ApiError as exc:

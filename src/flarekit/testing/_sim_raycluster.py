@@ -276,7 +276,7 @@ class RayClusterController(SimController):
         wanted = ray_pods(obj)
         names = {p["metadata"]["name"] for p in wanted}
         meta = obj["metadata"]
-        for pod in _sim_pods.matching(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]}):
+        for pod in self.pods.owned(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]}):
             if pod["metadata"]["name"] not in names:
                 self.pods.delete_pod(cluster, meta["namespace"], pod["metadata"]["name"])
         return self.pods.ensure(cluster, wanted)

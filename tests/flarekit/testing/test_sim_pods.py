@@ -167,6 +167,11 @@ def test_trainjob_default_logs_and_suspension(failing: bool) -> None:
             assert fc.read_log("default", name).startswith("TrainJob tj node 0: started")
         else:
             wait_until(lambda: len(fc.objects("pods", "default")) == 2, "two nodes")
+            # a pod nobody owns is not garbage-collected, whatever its labels
+            fc.add_pod("default", "stray", labels={"jobset.sigs.k8s.io/jobset-name": "tj"})
             fc.patch("trainjobs", "tj", {"spec": {"suspend": True}})
-            wait_until(lambda: fc.objects("pods", "default") == [], "suspension removes pods")
+            wait_until(
+                lambda: [p["metadata"]["name"] for p in fc.objects("pods", "default")] == ["stray"],
+                "suspension removes the job's own pods",
+            )
         no_errors(fc)
