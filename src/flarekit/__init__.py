@@ -1,12 +1,18 @@
 """flarekit: run distributed ML on Kubernetes (Ray, Kueue, AppWrapper, JobSet, Kubeflow Trainer).
 
-The typed models live in the generated package ``flarekit_models``; this
-package holds the handwritten clients, the test emulator
-(:mod:`flarekit.testing`) and, later, the user-facing facade.
+    from flarekit import Cluster, ClusterConfiguration
 
-Public names load on first use (see :mod:`flarekit.client`), so ``import flarekit`` stays
-cheap: pydantic loads with the client, the ``kubernetes`` package only once credentials or a
-client are made.
+    cluster = Cluster(ClusterConfiguration(name="demo", num_workers=2, local_queue="team-a"))
+    cluster.apply()
+    cluster.wait_ready()
+
+The typed models live in the generated package ``flarekit_models``. Here: Ray clusters
+(:mod:`flarekit.cluster`), jobs (:mod:`flarekit.job`: RayJob, TrainJob, DistributedJob), Kueue
+queues (:mod:`flarekit.kueue`), the Ray Jobs REST client (:mod:`flarekit.ray`), the typed
+Kubernetes client (:mod:`flarekit.client`) and the test emulator (:mod:`flarekit.testing`).
+
+Public names load on first use, so ``import flarekit`` stays cheap: pydantic, the
+``kubernetes`` package and the models load only when something needs them.
 """
 
 from __future__ import annotations
@@ -15,47 +21,294 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flarekit.client import *  # noqa: F403
+    from flarekit._served import (
+        NotServed as NotServed,
+    )
+    from flarekit._validation import (
+        ConfigError as ConfigError,
+    )
+    from flarekit._validation import (
+        Problem as Problem,
+    )
+    from flarekit._wait import (
+        TerminalFailure as TerminalFailure,
+    )
+    from flarekit._wait import (
+        WaitTimeout as WaitTimeout,
+    )
+    from flarekit.client import (
+        ALL_NAMESPACES as ALL_NAMESPACES,
+    )
+    from flarekit.client import (
+        AlreadyExists as AlreadyExists,
+    )
+    from flarekit.client import (
+        ApiError as ApiError,
+    )
+    from flarekit.client import (
+        ApiUnavailable as ApiUnavailable,
+    )
+    from flarekit.client import (
+        Cause as Cause,
+    )
+    from flarekit.client import (
+        Client as Client,
+    )
+    from flarekit.client import (
+        Conflict as Conflict,
+    )
+    from flarekit.client import (
+        Credentials as Credentials,
+    )
+    from flarekit.client import (
+        FieldValidation as FieldValidation,
+    )
+    from flarekit.client import (
+        Forbidden as Forbidden,
+    )
+    from flarekit.client import (
+        Gone as Gone,
+    )
+    from flarekit.client import (
+        InsecureConnectionWarning as InsecureConnectionWarning,
+    )
+    from flarekit.client import (
+        Invalid as Invalid,
+    )
+    from flarekit.client import (
+        KubeconfigError as KubeconfigError,
+    )
+    from flarekit.client import (
+        ListIterator as ListIterator,
+    )
+    from flarekit.client import (
+        NotFound as NotFound,
+    )
+    from flarekit.client import (
+        PatchType as PatchType,
+    )
+    from flarekit.client import (
+        PropagationPolicy as PropagationPolicy,
+    )
+    from flarekit.client import (
+        RetryPolicy as RetryPolicy,
+    )
+    from flarekit.client import (
+        ServerError as ServerError,
+    )
+    from flarekit.client import (
+        ServerWarning as ServerWarning,
+    )
+    from flarekit.client import (
+        Unauthorized as Unauthorized,
+    )
+    from flarekit.client import (
+        Watch as Watch,
+    )
+    from flarekit.client import (
+        WatchEvent as WatchEvent,
+    )
+    from flarekit.client import (
+        current_credentials as current_credentials,
+    )
+    from flarekit.client import (
+        from_kubeconfig as from_kubeconfig,
+    )
+    from flarekit.client import (
+        from_token as from_token,
+    )
+    from flarekit.client import (
+        in_cluster as in_cluster,
+    )
+    from flarekit.client import (
+        login as login,
+    )
+    from flarekit.client import (
+        logout as logout,
+    )
+    from flarekit.cluster import (
+        Cluster as Cluster,
+    )
+    from flarekit.cluster import (
+        ClusterConfiguration as ClusterConfiguration,
+    )
+    from flarekit.cluster import (
+        ClusterDetails as ClusterDetails,
+    )
+    from flarekit.cluster import (
+        ClusterState as ClusterState,
+    )
+    from flarekit.cluster import (
+        ClusterStatus as ClusterStatus,
+    )
+    from flarekit.cluster import (
+        DashboardNotExposed as DashboardNotExposed,
+    )
+    from flarekit.cluster import (
+        WorkerGroup as WorkerGroup,
+    )
+    from flarekit.cluster import (
+        get_cluster as get_cluster,
+    )
+    from flarekit.cluster import (
+        list_all_clusters as list_all_clusters,
+    )
+    from flarekit.cluster import (
+        list_all_queued as list_all_queued,
+    )
+    from flarekit.job import (
+        DistributedJob as DistributedJob,
+    )
+    from flarekit.job import (
+        JobState as JobState,
+    )
+    from flarekit.job import (
+        JobStatus as JobStatus,
+    )
+    from flarekit.job import (
+        RayJob as RayJob,
+    )
+    from flarekit.job import (
+        RayJobError as RayJobError,
+    )
+    from flarekit.job import (
+        RayJobStatus as RayJobStatus,
+    )
+    from flarekit.job import (
+        Runtime as Runtime,
+    )
+    from flarekit.job import (
+        RuntimeNotFound as RuntimeNotFound,
+    )
+    from flarekit.job import (
+        TrainJob as TrainJob,
+    )
+    from flarekit.job import (
+        get_runtime as get_runtime,
+    )
+    from flarekit.job import (
+        list_runtimes as list_runtimes,
+    )
+    from flarekit.kueue import (
+        AdmissionState as AdmissionState,
+    )
+    from flarekit.kueue import (
+        ClusterQueueSpec as ClusterQueueSpec,
+    )
+    from flarekit.kueue import (
+        LocalQueueSpec as LocalQueueSpec,
+    )
+    from flarekit.kueue import (
+        QueueNotFound as QueueNotFound,
+    )
+    from flarekit.kueue import (
+        Quota as Quota,
+    )
+    from flarekit.kueue import (
+        ResourceFlavorSpec as ResourceFlavorSpec,
+    )
+    from flarekit.kueue import (
+        WorkloadPriorityClassSpec as WorkloadPriorityClassSpec,
+    )
+    from flarekit.kueue import (
+        apply_all as apply_all,
+    )
+    from flarekit.kueue import (
+        list_queues as list_queues,
+    )
+    from flarekit.kueue import (
+        queue_status as queue_status,
+    )
+    from flarekit.kueue import (
+        resolve_local_queue as resolve_local_queue,
+    )
+    from flarekit.ray import (
+        RayJobClient as RayJobClient,
+    )
 
-_CLIENT_NAMES = (
-    "ALL_NAMESPACES",
-    "AlreadyExists",
-    "ApiError",
-    "ApiUnavailable",
-    "Cause",
-    "Client",
-    "ConfigError",
-    "Conflict",
-    "Credentials",
-    "FieldValidation",
-    "Forbidden",
-    "Gone",
-    "InsecureConnectionWarning",
-    "Invalid",
-    "ListIterator",
-    "NotFound",
-    "PatchType",
-    "PropagationPolicy",
-    "RetryPolicy",
-    "ServerError",
-    "ServerWarning",
-    "Unauthorized",
-    "Watch",
-    "WatchEvent",
-    "current_credentials",
-    "from_kubeconfig",
-    "from_token",
-    "in_cluster",
-    "login",
-    "logout",
-)
+#: Public name -> the module that defines it (imported on first access).
+_PUBLIC: dict[str, str] = {
+    "ALL_NAMESPACES": "flarekit.client",
+    "AlreadyExists": "flarekit.client",
+    "ApiError": "flarekit.client",
+    "ApiUnavailable": "flarekit.client",
+    "Cause": "flarekit.client",
+    "Client": "flarekit.client",
+    "Conflict": "flarekit.client",
+    "Credentials": "flarekit.client",
+    "FieldValidation": "flarekit.client",
+    "Forbidden": "flarekit.client",
+    "Gone": "flarekit.client",
+    "InsecureConnectionWarning": "flarekit.client",
+    "Invalid": "flarekit.client",
+    "KubeconfigError": "flarekit.client",
+    "ListIterator": "flarekit.client",
+    "NotFound": "flarekit.client",
+    "PatchType": "flarekit.client",
+    "PropagationPolicy": "flarekit.client",
+    "RetryPolicy": "flarekit.client",
+    "ServerError": "flarekit.client",
+    "ServerWarning": "flarekit.client",
+    "Unauthorized": "flarekit.client",
+    "Watch": "flarekit.client",
+    "WatchEvent": "flarekit.client",
+    "current_credentials": "flarekit.client",
+    "from_kubeconfig": "flarekit.client",
+    "from_token": "flarekit.client",
+    "in_cluster": "flarekit.client",
+    "login": "flarekit.client",
+    "logout": "flarekit.client",
+    "ConfigError": "flarekit._validation",
+    "Problem": "flarekit._validation",
+    "TerminalFailure": "flarekit._wait",
+    "WaitTimeout": "flarekit._wait",
+    "NotServed": "flarekit._served",
+    "Cluster": "flarekit.cluster",
+    "ClusterConfiguration": "flarekit.cluster",
+    "ClusterDetails": "flarekit.cluster",
+    "ClusterState": "flarekit.cluster",
+    "ClusterStatus": "flarekit.cluster",
+    "DashboardNotExposed": "flarekit.cluster",
+    "WorkerGroup": "flarekit.cluster",
+    "get_cluster": "flarekit.cluster",
+    "list_all_clusters": "flarekit.cluster",
+    "list_all_queued": "flarekit.cluster",
+    "DistributedJob": "flarekit.job",
+    "JobState": "flarekit.job",
+    "JobStatus": "flarekit.job",
+    "RayJob": "flarekit.job",
+    "RayJobError": "flarekit.job",
+    "RayJobStatus": "flarekit.job",
+    "Runtime": "flarekit.job",
+    "RuntimeNotFound": "flarekit.job",
+    "TrainJob": "flarekit.job",
+    "get_runtime": "flarekit.job",
+    "list_runtimes": "flarekit.job",
+    "AdmissionState": "flarekit.kueue",
+    "ClusterQueueSpec": "flarekit.kueue",
+    "LocalQueueSpec": "flarekit.kueue",
+    "QueueNotFound": "flarekit.kueue",
+    "Quota": "flarekit.kueue",
+    "ResourceFlavorSpec": "flarekit.kueue",
+    "WorkloadPriorityClassSpec": "flarekit.kueue",
+    "apply_all": "flarekit.kueue",
+    "list_queues": "flarekit.kueue",
+    "queue_status": "flarekit.kueue",
+    "resolve_local_queue": "flarekit.kueue",
+    "RayJobClient": "flarekit.ray",
+}
 
-__all__: list[str] = [*_CLIENT_NAMES]
+__all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CLIENT_NAMES:
-        value = getattr(importlib.import_module("flarekit.client"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flarekit._errors import ConfigError
+from flarekit._errors import KubeconfigError
 from flarekit._warnings import InsecureConnectionWarning
 
 __all__ = [
@@ -105,17 +105,17 @@ def from_kubeconfig(
     existing = [p for p in paths if p.is_file()]
     if not existing:
         tried = ", ".join(str(p) for p in paths)
-        raise ConfigError(f"no kubeconfig file found (looked for {tried})")
+        raise KubeconfigError(f"no kubeconfig file found (looked for {tried})")
     joined = os.pathsep.join(str(p) for p in existing)
     try:
         contexts, current = config.list_kube_config_contexts(config_file=joined)
     except (config.ConfigException, OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read kubeconfig {joined}: {exc}") from None
+        raise KubeconfigError(f"cannot read kubeconfig {joined}: {exc}") from None
     names = [str(c.get("name")) for c in contexts or []]
     chosen = context or (current or {}).get("name")
     if not chosen or chosen not in names:
         what = f"context {chosen!r} is not defined" if chosen else "no current context is set"
-        raise ConfigError(
+        raise KubeconfigError(
             f"kubeconfig {joined}: {what}; available contexts: {', '.join(names) or '(none)'}"
         )
     configuration = _new_configuration()
@@ -127,7 +127,9 @@ def from_kubeconfig(
             persist_config=False,
         )
     except (config.ConfigException, OSError, ValueError) as exc:
-        raise ConfigError(f"cannot use context {chosen!r} of kubeconfig {joined}: {exc}") from None
+        raise KubeconfigError(
+            f"cannot use context {chosen!r} of kubeconfig {joined}: {exc}"
+        ) from None
     entry = next(c for c in contexts if c.get("name") == chosen)
     namespace = str((entry.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE)
     return Credentials(configuration, namespace, f"kubeconfig {joined} (context {chosen})")
@@ -141,9 +143,9 @@ def _ca_file_from_data(data: str | bytes) -> Path:
         try:
             raw = base64.b64decode(raw, validate=True)
         except (binascii.Error, ValueError):
-            raise ConfigError("ca_data is neither PEM nor base64-encoded PEM") from None
+            raise KubeconfigError("ca_data is neither PEM nor base64-encoded PEM") from None
         if b"-----BEGIN" not in raw:
-            raise ConfigError("ca_data is neither PEM nor base64-encoded PEM")
+            raise KubeconfigError("ca_data is neither PEM nor base64-encoded PEM")
     fd, name = tempfile.mkstemp(prefix="flarekit-ca-", suffix=".crt")
     with os.fdopen(fd, "wb") as handle:
         handle.write(raw)
@@ -173,17 +175,17 @@ def from_token(
     so with an `InsecureConnectionWarning`: anyone on the path could then read the token.
     """
     if not server.startswith("https://"):
-        raise ConfigError(f"server must be an https:// URL, got {server!r}")
+        raise KubeconfigError(f"server must be an https:// URL, got {server!r}")
     if not token or token != token.strip() or any(c.isspace() for c in token):
-        raise ConfigError("token must be a non-empty string without whitespace")
+        raise KubeconfigError("token must be a non-empty string without whitespace")
     if ca_file is not None and ca_data is not None:
-        raise ConfigError("pass either ca_file or ca_data, not both")
+        raise KubeconfigError("pass either ca_file or ca_data, not both")
     configuration = _new_configuration()
     configuration.host = server.rstrip("/")
     configuration.api_key = {"authorization": f"Bearer {token}"}
     if ca_file is not None:
         if not Path(ca_file).is_file():
-            raise ConfigError(f"ca_file {os.fspath(ca_file)!r} does not exist")
+            raise KubeconfigError(f"ca_file {os.fspath(ca_file)!r} does not exist")
         configuration.ssl_ca_cert = os.fspath(ca_file)
     elif ca_data is not None:
         configuration.ssl_ca_cert = str(_ca_file_from_data(ca_data))
@@ -218,7 +220,7 @@ def in_cluster(
     try:
         loader.load_and_set(configuration)
     except (ConfigException, OSError) as exc:
-        raise ConfigError(f"not running in a cluster with a service account: {exc}") from None
+        raise KubeconfigError(f"not running in a cluster with a service account: {exc}") from None
     namespace_file = folder / "namespace"
     namespace = DEFAULT_NAMESPACE
     if namespace_file.is_file():
@@ -250,7 +252,7 @@ def logout() -> None:
 
     with _lock:
         if not _logins:
-            raise ConfigError("logout() without a login(): nothing to undo")
+            raise KubeconfigError("logout() without a login(): nothing to undo")
         _, previous = _logins.pop()
         client.Configuration._default = previous
 
@@ -272,7 +274,7 @@ def default_credentials() -> Credentials:
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
         return in_cluster()
     tried = ", ".join(str(p) for p in kubeconfig_paths())
-    raise ConfigError(
+    raise KubeconfigError(
         f"no cluster configured: no login(), no kubeconfig ({tried}) and not running in a "
         "cluster; call flarekit.login(...) or set KUBECONFIG"
     )

@@ -19,11 +19,11 @@ __all__ = [
     "ApiError",
     "ApiUnavailable",
     "Cause",
-    "ConfigError",
     "Conflict",
     "Forbidden",
     "Gone",
     "Invalid",
+    "KubeconfigError",
     "NotFound",
     "Operation",
     "ServerError",
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-class ConfigError(Exception):
+class KubeconfigError(Exception):
     """No usable cluster configuration: a missing kubeconfig, context, token or CA file."""
 
 

@@ -17,8 +17,8 @@ from client_support import cluster, raycluster  # noqa: F401
 
 from flarekit import (
     Client,
-    ConfigError,
     InsecureConnectionWarning,
+    KubeconfigError,
     current_credentials,
     from_kubeconfig,
     from_token,
@@ -65,7 +65,7 @@ def test_chosen_context_sets_the_namespace(cluster: FakeCluster, tmp_path: Path)
     path = _two_context_kubeconfig(cluster, tmp_path / "config")
     assert from_kubeconfig(path).namespace == "default"
     assert from_kubeconfig(path, context="team-b").namespace == "b"
-    with pytest.raises(ConfigError, match="available contexts: flarekit-fake, team-b"):
+    with pytest.raises(KubeconfigError, match="available contexts: flarekit-fake, team-b"):
         from_kubeconfig(path, context="nope")
 
 
@@ -103,9 +103,9 @@ def test_no_configuration_at_all_is_a_clear_error(
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    with pytest.raises(ConfigError, match=r"no cluster configured.*\.kube/config"):
+    with pytest.raises(KubeconfigError, match=r"no cluster configured.*\.kube/config"):
         Client()
-    with pytest.raises(ConfigError, match="no kubeconfig file found"):
+    with pytest.raises(KubeconfigError, match="no kubeconfig file found"):
         from_kubeconfig()
 
 
@@ -140,7 +140,7 @@ def test_skipping_tls_verification_must_be_asked_for_and_warns(cluster: FakeClus
     ],
 )
 def test_bad_token_settings_are_refused(kwargs: dict[str, Any], message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(KubeconfigError, match=message):
         from_token(**kwargs)
 
 
@@ -153,7 +153,7 @@ def test_in_cluster_service_account(cluster: FakeCluster, tmp_path: Path) -> Non
     assert creds.server == cluster.url and creds.namespace == "default"
     with Client(creds) as client:
         _works(client)
-    with pytest.raises(ConfigError, match="not running in a cluster"):
+    with pytest.raises(KubeconfigError, match="not running in a cluster"):
         in_cluster(directory=tmp_path, environ={})
 
 
@@ -183,5 +183,5 @@ def test_logins_nest(cluster: FakeCluster, tmp_path: Path) -> None:
     assert current_credentials() is outer
     assert Client().namespace == "default"
     logout()
-    with pytest.raises(ConfigError, match="without a login"):
+    with pytest.raises(KubeconfigError, match="without a login"):
         logout()

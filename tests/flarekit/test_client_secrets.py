@@ -16,7 +16,7 @@ from client_support import cluster, raycluster  # noqa: F401
 from flarekit import (
     ApiError,
     Client,
-    ConfigError,
+    KubeconfigError,
     RetryPolicy,
     current_credentials,
     from_kubeconfig,
@@ -124,11 +124,11 @@ def test_configuration_errors_do_not_echo_the_token(
         lambda: from_token(cluster.url, secret, ca_data="not a certificate"),
     ]
     for bad in attempts:
-        with pytest.raises(ConfigError) as info:
+        with pytest.raises(KubeconfigError) as info:
             bad()
         texts += [str(info.value), repr(info.value)]
     (tmp_path / "token").write_text(secret)
-    with pytest.raises(ConfigError) as missing_ca:
+    with pytest.raises(KubeconfigError) as missing_ca:
         in_cluster(directory=tmp_path, environ={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
                                                 "KUBERNETES_SERVICE_PORT": "1"})  # fmt: skip
     texts.append(str(missing_ca.value))
