@@ -3,6 +3,7 @@ AppWrapper-wrapped queued clusters, and removal of what a failed apply created."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -181,6 +182,13 @@ def test_dropped_labels_remove_what_apply_created(
 ) -> None:
     with pytest.raises(LabelsDropped, match="deleted again"):
         Cluster(config("strip", ns, local_queue="lq", appwrapper=appwrapper), stripping).apply()
+    # The AppWrapper controller holds a finalizer, as the real one does: the object is gone
+    # once the controller has released it.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (
+        fc.get("rayclusters", "strip", ns) or fc.get("appwrappers", "strip", ns)
+    ):
+        time.sleep(0.02)
     assert fc.get("rayclusters", "strip", ns) is None
     assert fc.get("appwrappers", "strip", ns) is None
 
