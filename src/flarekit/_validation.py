@@ -316,14 +316,18 @@ def check_limit_not_below_request(
     limit_field: str,
     limit: Decimal | None,
     limit_value: object,
+    request_value: object = None,
 ) -> bool:
-    """A limit may not be below its request (Kubernetes refuses such pods)."""
+    """A limit may not be below its request (Kubernetes refuses such pods).
+
+    The request is quoted as the user wrote it (``request_value``) when given."""
     if request is None or limit is None or limit >= request:
         return True
+    shown = repr(request_value) if request_value is not None else f"{request.normalize():f}"
     report.add(
         limit_field,
         limit_value,
-        f"below {request_field} ({request.normalize():f})",
+        f"below {request_field} ({shown})",
         f"a limit >= {request_field}, or raise the limit / lower the request",
     )
     return False

@@ -171,7 +171,13 @@ def _check_resources(
     cpu_req = check_quantity(report, shown + "cpu_requests", get("cpu_requests"), allow_none=True)
     cpu_lim = check_quantity(report, shown + "cpu_limits", get("cpu_limits"), allow_none=True)
     check_limit_not_below_request(
-        report, shown + "cpu_requests", cpu_req, shown + "cpu_limits", cpu_lim, get("cpu_limits")
+        report,
+        shown + "cpu_requests",
+        cpu_req,
+        shown + "cpu_limits",
+        cpu_lim,
+        get("cpu_limits"),
+        get("cpu_requests"),
     )
     mem_req = _check_memory(report, shown + "memory_requests", get("memory_requests"))
     mem_lim = _check_memory(report, shown + "memory_limits", get("memory_limits"))
@@ -182,6 +188,7 @@ def _check_resources(
         shown + "memory_limits",
         mem_lim,
         get("memory_limits"),
+        get("memory_requests"),
     )
     check_extended_resources(
         report, shown + "extended_resource_requests", get("extended_resource_requests"), mapping
