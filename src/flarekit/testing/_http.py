@@ -16,11 +16,11 @@ import ssl
 import time
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from flarekit.testing import _deletes, _discovery, _errors, _logs, _reads, _writes
+from flarekit.testing import _crd_api, _deletes, _discovery, _errors, _logs, _reads, _writes
 from flarekit.testing._auth import Attributes, Policy
 from flarekit.testing._faults import Faults, RecordedRequest, RequestLog
 from flarekit.testing._pods import is_pods
@@ -46,6 +46,8 @@ class Backend:
     logs: _logs.LogStore
     address: str = ""
     after_write: Callable[[], None] | None = None
+    #: The CRDs served read-only at /apis/apiextensions.k8s.io/v1, by name.
+    crds: dict[str, JSON] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,7 +131,11 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _errors.injected(fault.status, fault.retry_after)
             user = backend.policy.authenticate(self.headers.get("Authorization"))
             route = self._route(path, query, body, content_type)
-            if route is None:
+            if route is None and _crd_api.is_crd_path(path):
+                response = _crd_api.serve(
+                    backend.crds, backend.policy, user, self.command, path, query
+                )
+            elif route is None:
                 response = self._discovery(path)
             else:
                 req = route.request
@@ -207,10 +213,13 @@ class _Handler(BaseHTTPRequestHandler):
             doc = _discovery.core_resources()
         elif path == "/apis":
             doc = _discovery.group_list(backend.registry)
+            doc["groups"].append(_crd_api.group_entry())
         elif parts[0] == "apis" and len(parts) == 2:
             doc = _discovery.group(backend.registry, parts[1])
         elif parts[0] == "apis" and len(parts) == 3:
             doc = _discovery.resource_list(backend.registry, parts[1], parts[2])
+        if doc is None:
+            doc = _crd_api.discovery(path)
         if doc is None:
             raise _errors.generic_not_found()
         return Response(200, doc)
@@ -227,6 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
             group, version_name, rest = parts[1], parts[2], parts[3:]
         else:
             return None
+        if group == _crd_api.GROUP:
+            return None  # served read-only by _crd_api
         namespace = ""
         # /api/v1/namespaces/<ns>/status is the namespace's own subresource, not a resource
         namespace_subresource = group == "" and len(rest) == 3 and rest[2] in ("status", "finalize")

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from flarekit.testing import _deletes, _pods, _reads, _writes
+from flarekit.testing import _crd_api, _deletes, _pods, _reads, _writes
 from flarekit.testing._auth import Policy, Rule, rule
 from flarekit.testing._controllers import Controller, ControllerLoop
 from flarekit.testing._errors import ApiError
@@ -55,7 +55,8 @@ class FakeCluster:
 
     `FakeCluster(crds=[...])` serves exactly those CRDs; `FakeCluster(releases={"kueue":
     "v0.10.6"})` the CRDs of those upstream releases; `FakeCluster()` the default releases.
-    Namespaces and pods (with their `log` subresource) are always served.
+    Namespaces and pods (with their `log` subresource) are always served, and the CRDs
+    themselves, read-only, at ``apiextensions.k8s.io/v1`` (subject to `deny` like the rest).
     Use it as a context manager, or call `start()` / `stop()`. `controllers=[...]` registers
     simulated controllers (see `add_controller`); none run by default.
     """
@@ -75,10 +76,8 @@ class FakeCluster:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
-        self.registry = Registry(
-            list(crds) if crds is not None else release_crds(releases),
-            builtins=(NAMESPACES, _pods.PODS),
-        )
+        served = list(crds) if crds is not None else release_crds(releases)
+        self.registry = Registry(served, builtins=(NAMESPACES, _pods.PODS))
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()
@@ -93,6 +92,7 @@ class FakeCluster:
             self._log,
             bookmark_interval,
             self.logs,
+            crds=_crd_api.present_crds(served),
         )
         self._controllers = ControllerLoop(self, tick_interval)
         self.store.on_commit.append(self._controllers.offer)
