@@ -8,13 +8,17 @@ failure is a `flarekit` exception, and server warnings become `ServerWarning`s.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from flarekit._codec import ResourceList, StatusBody, dump, object_or_status
 from flarekit._config import Credentials, default_credentials
+from flarekit._dropped import is_unknown_field, report_pruned
+from flarekit._errors import Operation
 from flarekit._list import ListIterator
+from flarekit._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
 from flarekit._resource import Target, selector
 from flarekit._retry import RetryPolicy
 from flarekit._transport import JSON_TYPE, Query, Response, Transport
@@ -63,6 +67,10 @@ class Client:
     credentials' default namespace; `field_manager` names this client in managedFields (and is
     required by server-side apply); `timeout` bounds each request in seconds; `retry` decides
     how idempotent requests are retried on 429/503 and lost connections.
+
+    After every write the request is compared with the stored object the server answers
+    with; fields it dropped are a `PrunedFieldsWarning`, or with `strict_fields=True` (here or
+    per call) a `PrunedFields` error raised after the write (see `flarekit._dropped`).
     """
 
     def __init__(
@@ -73,6 +81,7 @@ class Client:
         field_manager: str = "flarekit",
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
+        strict_fields: bool = False,
     ) -> None:
         creds = credentials if credentials is not None else default_credentials()
         if timeout <= 0:
@@ -80,6 +89,7 @@ class Client:
         self._transport = Transport(creds, timeout, retry or RetryPolicy())
         self.namespace = namespace or creds.namespace
         self.field_manager = field_manager
+        self.strict_fields = strict_fields
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -159,19 +169,57 @@ class Client:
         body: bytes | None = None,
         content_type: str | None = None,
         idempotent: bool,
+        strict_fields: bool | None = None,
     ) -> R:
-        """One request whose answer is the object; `create` posts to the collection."""
+        """One request whose answer is the object; `create` posts to the collection. A write
+        is checked for fields the server did not keep."""
         path = target.path("" if verb == "create" else name, subresource)
-        data = self._transport.send_json(
-            target.operation(verb, name),
+        operation = target.operation(verb, name)
+        validation = dict(query).get("fieldValidation")
+        response = self._transport.request(
+            operation,
             method,
             path,
             query=query,
             body=body,
             content_type=content_type,
             idempotent=idempotent,
+            hold_back=is_unknown_field if body is not None and validation is None else None,
         )
-        return kind.model_validate_json(data)
+        obj = kind.model_validate_json(response.data)
+        if body is not None:
+            strict = self.strict_fields if strict_fields is None else strict_fields
+            self._check_kept(
+                target, operation, subresource, body, content_type, response, obj, strict, query
+            )
+        return obj
+
+    @staticmethod
+    def _check_kept(
+        target: Target,
+        operation: Operation,
+        subresource: str,
+        body: bytes,
+        content_type: str | None,
+        response: Response,
+        obj: KubeResource,
+        strict: bool,
+        query: Query,
+    ) -> None:
+        scope = Scope(
+            subresource=subresource,
+            status_subresource="status" in target.info.subresources,
+            omit_empty=built_in_group(target.info.group),
+        )
+        sent, stored = json.loads(body), json.loads(response.data)
+        if content_type == _PATCH_CONTENT["json"]:
+            paths = pruned_by_json_patch(sent, stored, scope)
+        else:
+            paths = pruned_fields(sent, stored, scope)
+        validation = dict(query).get("fieldValidation")
+        report_pruned(
+            operation, paths, response.warnings, obj, strict=strict, field_validation=validation
+        )
 
     @staticmethod
     def _require_name(name: str, verb: str) -> str:
@@ -293,6 +341,7 @@ class Client:
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
+        strict_fields: bool | None = None,
     ) -> R:
         """Create `obj` (`AlreadyExists` if the name is taken); returns it as stored."""
         target, name = self._object_target(obj, namespace)
@@ -307,6 +356,7 @@ class Client:
             body=dump(obj),
             content_type=JSON_TYPE,
             idempotent=False,
+            strict_fields=strict_fields,
         )
 
     def replace(
@@ -317,10 +367,13 @@ class Client:
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
+        strict_fields: bool | None = None,
     ) -> R:
         """Replace the stored object with `obj`; with `metadata.resourceVersion` set, a
         concurrent change makes this fail with `Conflict` instead of overwriting it."""
-        return self._replace(obj, "", namespace, dry_run, field_validation, field_manager)
+        return self._replace(
+            obj, "", namespace, dry_run, field_validation, field_manager, strict_fields
+        )
 
     def replace_status(
         self,
@@ -330,9 +383,12 @@ class Client:
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
+        strict_fields: bool | None = None,
     ) -> R:
         """Replace the `status` of the stored object (through the status subresource)."""
-        return self._replace(obj, "status", namespace, dry_run, field_validation, field_manager)
+        return self._replace(
+            obj, "status", namespace, dry_run, field_validation, field_manager, strict_fields
+        )
 
     def _replace(
         self,
@@ -342,6 +398,7 @@ class Client:
         dry_run: bool,
         field_validation: FieldValidation | None,
         field_manager: str | None,
+        strict_fields: bool | None = None,
     ) -> R:
         target, name = self._object_target(obj, namespace)
         return self._send(
@@ -355,6 +412,7 @@ class Client:
             body=dump(obj),
             content_type=JSON_TYPE,
             idempotent=True,
+            strict_fields=strict_fields,
         )
 
     def patch(
@@ -369,13 +427,14 @@ class Client:
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
         force: bool | None = None,
+        strict_fields: bool | None = None,
     ) -> R:
         """Patch the object `name`: `patch_type` "merge" (RFC 7386: a partial object or model),
         "json" (RFC 6902: a list of operations) or "apply" (server-side apply of a full
         object; `force` takes over fields other managers own)."""
         return self._patch(
             kind, name, patch, "", namespace, patch_type, dry_run, field_validation,
-            field_manager, force,
+            field_manager, force, strict_fields,
         )  # fmt: skip
 
     def patch_status(
@@ -390,11 +449,12 @@ class Client:
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
         force: bool | None = None,
+        strict_fields: bool | None = None,
     ) -> R:
         """Like `patch`, through the `status` subresource (only status changes are kept)."""
         return self._patch(
             kind, name, patch, "status", namespace, patch_type, dry_run, field_validation,
-            field_manager, force,
+            field_manager, force, strict_fields,
         )  # fmt: skip
 
     def apply(
@@ -406,6 +466,7 @@ class Client:
         force: bool = False,
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
+        strict_fields: bool | None = None,
     ) -> R:
         """Server-side apply `obj` (created if missing): the fields set in it become owned by
         `field_manager` (the client's by default); `Conflict` lists fields others own unless
@@ -413,7 +474,7 @@ class Client:
         target, name = self._object_target(obj, namespace)
         return self._patch(
             type(obj), self._require_name(name, "apply"), obj, "", target.namespace or None,
-            "apply", dry_run, field_validation, field_manager, force,
+            "apply", dry_run, field_validation, field_manager, force, strict_fields,
         )  # fmt: skip
 
     def _patch(
@@ -428,6 +489,7 @@ class Client:
         field_validation: FieldValidation | None,
         field_manager: str | None,
         force: bool | None,
+        strict_fields: bool | None = None,
     ) -> R:
         content_type = _PATCH_CONTENT[_choice(patch_type, tuple(_PATCH_CONTENT), "patch_type")]
         if patch_type == "json":
@@ -454,6 +516,7 @@ class Client:
             body=dump(patch),
             content_type=content_type,
             idempotent=patch_type != "json",
+            strict_fields=strict_fields,
         )
 
     def delete(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ class Response:
     status: int
     data: bytes
     raw: Any = None
+    warnings: tuple[str, ...] = ()  # the texts of the server's `Warning` headers
 
 
 def _user_agent() -> str:
@@ -96,9 +97,11 @@ class Transport:
         idempotent: bool,
         stream: bool = False,
         read_timeout: float | None = None,
+        hold_back: Callable[[str], bool] | None = None,
     ) -> Response:
         """Send one request (retrying idempotent ones on 429/503 and lost connections) and
-        return the 2xx answer, or raise the matching `ApiError`."""
+        return the 2xx answer, or raise the matching `ApiError`. Server warnings become
+        `ServerWarning`s, except those `hold_back` picks (all are in `Response.warnings`)."""
         url = self.url(path, query)
         timeout = self._urllib3.Timeout(
             connect=min(self.timeout, 30.0),
@@ -130,11 +133,11 @@ class Transport:
                 raise unavailable(operation, type(exc).__name__, _describe(exc)) from None
             elapsed = (time.monotonic() - started) * 1000
             logger.debug("%s %s -> %d in %.1f ms", method, url, status, elapsed)
-            _warnings.emit(raw.headers.getlist("Warning"))
+            texts = _warnings.emit(raw.headers.getlist("Warning"), hold_back)
             if 200 <= status < 300:
                 if not stream:
                     raw.release_conn()
-                return Response(status, data, raw)
+                return Response(status, data, raw, tuple(texts))
             raw.release_conn()
             error = error_from_response(operation, status, data, raw.headers.get("Retry-After"))
             if status in RETRY_STATUSES and attempt < attempts:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = ["InsecureConnectionWarning", "ServerWarning", "emit", "parse_warning_header"]
 
@@ -52,10 +52,14 @@ def _outside_flarekit() -> int:
     return level
 
 
-def emit(header_values: Iterable[str]) -> None:
-    """Issue one `ServerWarning` per warning text found in the `Warning` headers."""
+def emit(header_values: Iterable[str], hold_back: Callable[[str], bool] | None = None) -> list[str]:
+    """Issue one `ServerWarning` per warning text found in the `Warning` headers, except
+    those `hold_back` picks (the client reports unknown fields of a write itself); returns
+    every text."""
     texts = [text for value in header_values for text in parse_warning_header(value)]
-    if texts:
+    shown = [t for t in texts if hold_back is None or not hold_back(t)]
+    if shown:
         level = _outside_flarekit()
-        for text in texts:
+        for text in shown:
             warnings.warn(text, ServerWarning, stacklevel=level)
+    return texts
