@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from flarekit._codec import ResourceList, StatusBody, dump, object_or_status
+from flarekit._codec import ResourceList, StatusBody, dump, dump_apply, object_or_status
 from flarekit._config import Credentials, default_credentials
 from flarekit._dropped import is_unknown_field, report_pruned
 from flarekit._errors import Operation
@@ -513,7 +513,7 @@ class Client:
             name,
             subresource,
             query=query,
-            body=dump(patch),
+            body=dump_apply(patch) if patch_type == "apply" else dump(patch),
             content_type=content_type,
             idempotent=patch_type != "json",
             strict_fields=strict_fields,

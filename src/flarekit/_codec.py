@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from flarekit_models._base import KubeResource
 
-__all__ = ["ResourceList", "StatusBody", "WatchLine", "dump", "dump_object"]
+__all__ = ["ResourceList", "StatusBody", "WatchLine", "dump", "dump_apply", "dump_object"]
 
 R = TypeVar("R", bound=KubeResource)
 
@@ -74,3 +74,16 @@ def dump(body: KubeResource | Mapping[str, Any] | Sequence[Any]) -> bytes:
     if isinstance(body, KubeResource):
         return body.model_dump_json(by_alias=True, exclude_unset=True).encode()
     return json.dumps(body, separators=(",", ":")).encode()
+
+
+def dump_apply(body: KubeResource | Mapping[str, Any] | Sequence[Any]) -> bytes:
+    """A server-side apply body: JSON read by the server as YAML.
+
+    Non-ASCII characters are escaped, because a YAML parser takes U+2028/U+2029/U+0085 in a
+    string for line breaks and folds the spaces around them; and `metadata.managedFields`
+    (present on an object read from the server) is left out, as apply refuses it.
+    """
+    data = json.loads(dump(body))
+    if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
+        data["metadata"].pop("managedFields", None)
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
