@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from flarekit._errors import ApiError, Operation, error_from_response, unavailable
@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from flarekit._client import Client
 
 __all__ = [
+    "FORGET_HOOKS",
     "KUEUE_GROUP",
     "KUEUE_VERSIONS",
     "KueueVersion",
     "NotServed",
     "forget_served",
+    "get_json",
     "preferred_kueue_version",
     "preferred_version",
     "served_versions",
@@ -71,15 +73,18 @@ def _not_installed(group: str) -> NotServed:
     return NotServed(group, f"{product} is not installed on this cluster (no {group} API group)")
 
 
-def _discover(client: Client, group: str) -> tuple[str, ...]:
-    """GET /apis/<group> through the client's ApiClient: versions, preferred first."""
+def get_json(client: Client, path: str, operation: Operation) -> Any:
+    """GET `path` through the client's ApiClient as JSON; None when the server answers 404.
+
+    Other answers raise flarekit's API errors (`Forbidden`, ...), unreachable servers
+    `ServiceUnavailable`-style errors, as every client call does.
+    """
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
-    operation = Operation("get", "apigroups", group)
     try:
         raw = client.api_client.call_api(
-            f"/apis/{group}",
+            path,
             "GET",
             header_params={"Accept": "application/json"},
             auth_settings=["BearerToken"],
@@ -94,7 +99,7 @@ def _discover(client: Client, group: str) -> tuple[str, ...]:
             raw.release_conn()
     except ApiException as exc:
         if exc.status == 404:
-            return ()
+            return None
         data = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
         headers = exc.headers or {}
         raise error_from_response(
@@ -106,8 +111,16 @@ def _discover(client: Client, group: str) -> tuple[str, ...]:
         ) from None
     except ValueError:
         raise ApiError(
-            operation, 200, "BadDiscovery", "the API group document is not JSON"
+            operation, 200, "BadDiscovery", f"the answer to GET {path} is not JSON"
         ) from None
+    return body
+
+
+def _discover(client: Client, group: str) -> tuple[str, ...]:
+    """GET /apis/<group> through the client's ApiClient: versions, preferred first."""
+    body = get_json(client, f"/apis/{group}", Operation("get", "apigroups", group))
+    if body is None:
+        return ()
     entries = body.get("versions") if isinstance(body, dict) else None
     versions = [str(e.get("version")) for e in entries or [] if isinstance(e, dict)]
     preferred = (body.get("preferredVersion") or {}).get("version")
@@ -155,7 +168,13 @@ def preferred_kueue_version(client: Client) -> KueueVersion:
     return "v1beta2" if version == "v1beta2" else "v1beta1"
 
 
+#: Called with the client by `forget_served`, so caches built on this one are dropped too.
+FORGET_HOOKS: list[Callable[[Any], None]] = []
+
+
 def forget_served(client: Client) -> None:
     """Drop what was learnt about `client`'s cluster (after installing or upgrading CRDs)."""
     with _lock:
         _cache.pop(client, None)
+    for hook in FORGET_HOOKS:
+        hook(client)

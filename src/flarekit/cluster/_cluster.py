@@ -40,6 +40,17 @@ __all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
 
 #: The Ray client server port on the head Service (KubeRay's default).
 CLIENT_PORT = 10001
+#: RayCluster fields only some KubeRay releases have, and the option that sets each (for
+#: errors naming the option; the wrapped form first).
+_PARAMETERS = tuple(
+    (f"{prefix}spec.{path}", option)
+    for prefix in ("spec.components[0].template.", "")
+    for path, option in (
+        ("gcsFaultToleranceOptions", "enable_gcs_ft"),
+        ("autoscalerOptions", "autoscaler_idle_timeout_seconds"),
+        ("enableInTreeAutoscaling", "enable_autoscaling"),
+    )
+)
 
 
 class LabelsDropped(RuntimeError):
@@ -232,10 +243,13 @@ class Cluster:
         """Create the cluster, or update it in place (server-side apply); returns `self`.
 
         Validates first (`ConfigError`, nothing sent), then resolves the Kueue queue
-        (`QueueNotFound`, nothing created). `force=True` takes over fields another manager
-        owns instead of raising `Conflict`.
+        (`QueueNotFound`, nothing created) and checks the object against the KubeRay (and
+        AppWrapper) release the cluster runs (`FieldUnavailable` naming the option, nothing
+        created; see `flarekit.compat.prepare_write`). `force=True` takes over fields another
+        manager owns instead of raising `Conflict`.
         """
         from flarekit.cluster._render import render
+        from flarekit.compat import prepare_write
         from flarekit.kueue import maybe_local_queue
 
         self.config.validate().raise_if_problems()
@@ -243,7 +257,9 @@ class Cluster:
         queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
         config = dataclasses.replace(self.config, namespace=namespace, local_queue=queue)
         self._check_not_taken(config)
-        model = render(config)
+        model = prepare_write(
+            self.client, render(config), parameters=_PARAMETERS, subject=repr(self)
+        )
         kind = type(model)
         name = self.appwrapper_name if config.appwrapper else config.name
         if config.appwrapper and self._appwrapper_name and model.metadata is not None:

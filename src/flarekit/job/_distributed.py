@@ -434,6 +434,7 @@ class DistributedJob:
         return self._submit_pytorchjob(target)
 
     def _submit_pytorchjob(self, target: Target) -> PyTorchJobRun:
+        from flarekit.compat import prepare_write
         from flarekit.job._pytorchjob import PyTorchJobRun
         from flarekit.kueue import maybe_local_queue
 
@@ -443,14 +444,16 @@ class DistributedJob:
         queue = maybe_local_queue(client, namespace, self.local_queue)
         body = self.to_pytorchjob(queue=queue)
         body["metadata"]["namespace"] = namespace
+        subject = f"DistributedJob {self.name!r}"
         if target == "AppWrapper":
             from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
-            client.create(AppWrapper.model_validate(body), field_validation="Strict")
+            model = prepare_write(client, AppWrapper.model_validate(body), subject=subject)
         else:
             from flarekit_models.kubeflow.v1 import PyTorchJob
 
-            client.create(PyTorchJob.model_validate(body), field_validation="Strict")
+            model = prepare_write(client, PyTorchJob.model_validate(body), subject=subject)
+        client.create(model, field_validation="Strict")
         return PyTorchJobRun(client, self.name, namespace, wrapped=target == "AppWrapper")
 
     def ray_entrypoint(self) -> str:

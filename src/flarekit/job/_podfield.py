@@ -4,7 +4,9 @@ Which of ``runtimePatches`` / ``podTemplateOverrides`` / ``podSpecOverrides`` a 
 accepts is learnt without reading its CRDs (which users often may not): the create itself is
 sent with ``fieldValidation=Strict``, and a server without the field answers 400 naming it as
 unknown, before admission and without storing anything. The next field is then tried, and the
-one that worked is remembered for the client, so later creates take one request. Other unknown
+one that worked is remembered for the client, so later creates take one request. Where
+version negotiation (`flarekit.compat`) knows the release for certain (its CRD could be
+read), the right field is used from the first create. Other unknown
 fields (``spec.activeDeadlineSeconds`` before Trainer v2.3) are refused naming the option.
 """
 
@@ -46,6 +48,14 @@ def forget_pod_field(client: Client) -> None:
         _cache.pop(client, None)
 
 
+def _negotiated_pod_field(client: Client) -> PodField | None:
+    """The field the cluster's Trainer release has, when its CRD (or discovery) says so for
+    certain; None leaves it to trying."""
+    from flarekit.compat import family_release, pod_field_of
+
+    return pod_field_of(family_release(client, "trainer"))
+
+
 def _refuse_unsupported(options: PodOptions, pod_field: PodField) -> None:
     names = unsupported(options, pod_field)
     if names:
@@ -77,17 +87,24 @@ def create_trainjob(
     build: Callable[[PodField | None], Mapping[str, Any]],
     options: PodOptions,
 ) -> TrainJobModel:
-    """Create the TrainJob `build(pod_field)` returns, trying pod fields newest first."""
+    """Create the TrainJob `build(pod_field)` returns, in the pod field negotiation found
+    for the cluster's Trainer release, else trying pod fields newest first."""
+    from flarekit.compat import prepare_write
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
-    known = known_pod_field(client)
+    known = known_pod_field(client) or _negotiated_pod_field(client)
     candidates: tuple[PodField | None, ...] = (
         (None,) if not options else (known,) if known else POD_FIELDS
     )
     for pod_field in candidates:
         if pod_field is not None:
             _refuse_unsupported(options, pod_field)
-        body = TrainJobModel.model_validate(build(pod_field))
+        body: TrainJobModel = prepare_write(
+            client,
+            TrainJobModel.model_validate(build(pod_field)),
+            parameters=[(path, option) for path, (option, _) in OPTION_FIELDS.items()],
+            subject="TrainJob",
+        )
         try:
             created = client.create(body, field_validation="Strict")
         except Exception as exc:

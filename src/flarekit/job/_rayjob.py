@@ -192,13 +192,19 @@ class RayJob:
         created). An existing RayJob of the same name is not touched (``AlreadyExists``).
         """
         from flarekit._errors import ApiError, NotFound
+        from flarekit.compat import prepare_write
         from flarekit.job._rayjob_render import rayjob_dict
 
         self.validate().raise_if_problems()
         client, namespace = self._connect()
         queue = self._resolve_queue(client, namespace)
         data = rayjob_dict(self, namespace=namespace, queue=queue)
-        model = self._kind().model_validate(data)
+        model = prepare_write(
+            client,
+            self._kind().model_validate(data),
+            parameters=_PARAMETERS,
+            subject=f"RayJob {self.name!r}",
+        )
         try:
             client.create(model, field_validation="Strict")
         except NotFound:

@@ -112,13 +112,19 @@ def apply_all(
 ) -> list[KubeResource]:
     """Create or update every described object, in the Kueue version the cluster serves.
 
-    Raises `ConfigError` (before any write) for invalid descriptions and dangling references;
+    Raises `ConfigError` (before any write) for invalid descriptions, dangling references
+    and fields the cluster's Kueue release lacks (`flarekit.compat.FieldUnavailable`);
     on a failed write, deletes what this call created and re-raises. `force` takes over
     fields another field manager owns. Returns the objects as stored, in the order applied.
     """
+    from flarekit.compat import prepare_write
+
     ordered = _check_specs(list(specs))
     version = preferred_kueue_version(client)
-    rendered = [(spec, spec.render(version)) for spec in ordered]
+    rendered = [
+        (spec, prepare_write(client, spec.render(version), subject=f"{spec.kind} {spec.name!r}"))
+        for spec in ordered
+    ]
     problems = _missing_references(client, version, ordered)
     if problems:
         raise ConfigError(problems, "Kueue objects")
