@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from flarekit.compat._appwrapper import (
+    MCAD,
+    V1BETA2,
+    appwrapper_v1beta1_to_v1beta2,
+    appwrapper_v1beta2_to_v1beta1,
+)
 from flarekit.compat._errors import NoConversion
 from flarekit.compat._kueue_admissioncheck import (
     admissioncheck_v1beta1_to_v1beta2,
@@ -97,4 +103,6 @@ _register_reshapes(
     ]
 )
 register(PYTORCH, TRAINJOB, pytorchjob_to_trainjob)
+register(MCAD, V1BETA2, appwrapper_v1beta1_to_v1beta2)
+register(V1BETA2, MCAD, appwrapper_v1beta2_to_v1beta1)
 register(TRAINJOB, PYTORCH, trainjob_to_pytorchjob)
