@@ -8,6 +8,10 @@ fields unknown to both versions (kept by the models) are carried where their par
 
 from __future__ import annotations
 
+from flarekit.compat._appwrapper import (
+    appwrapper_v1beta1_to_v1beta2,
+    appwrapper_v1beta2_to_v1beta1,
+)
 from flarekit.compat._errors import ConversionError, NoConversion
 from flarekit.compat._fields import FieldUnavailable, MissingField, check_fields, missing_fields
 from flarekit.compat._kueue_admissioncheck import (
@@ -53,6 +57,8 @@ __all__ = [
     "ServerReleases",
     "admissioncheck_v1beta1_to_v1beta2",
     "admissioncheck_v1beta2_to_v1beta1",
+    "appwrapper_v1beta1_to_v1beta2",
+    "appwrapper_v1beta2_to_v1beta1",
     "check_fields",
     "clusterqueue_v1beta1_to_v1beta2",
     "clusterqueue_v1beta2_to_v1beta1",
