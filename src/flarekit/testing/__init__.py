@@ -23,8 +23,8 @@ and log streams, read the request log, and seed or drive objects directly::
 Not modelled (see docs/fakecluster.md): CEL validation rules (`x-kubernetes-validations`),
 conversion webhooks (objects are stored in the storage version and converted between served
 versions by rewriting `apiVersion` only), admission webhooks, real controllers/operators
-(there is a `Controller` seam, and simulated KubeRay, Kueue, Trainer and AppWrapper
-controllers that are off unless registered), garbage collection of dependents (a
+(there is a `Controller` seam, and simulated KubeRay, Kueue, Trainer, training-operator
+(PyTorchJob) and AppWrapper controllers that are off unless registered), garbage collection of dependents (a
 `propagationPolicy` is accepted and ignored), full-fidelity server-side apply (ownership is
 per map leaf, lists are atomic), built-in resources other than namespaces and pods,
 scheduling, kubelets and container restarts, protobuf and table output, and authentication
@@ -40,6 +40,7 @@ from flarekit.testing._server import FakeCluster
 from flarekit.testing._sim_appwrapper import AppWrapperController
 from flarekit.testing._sim_base import ManualClock, SimController
 from flarekit.testing._sim_kueue import KueueController
+from flarekit.testing._sim_pytorchjob import PyTorchJobController
 from flarekit.testing._sim_raycluster import RayClusterController
 from flarekit.testing._sim_rayjob import RayJobController
 from flarekit.testing._sim_trainjob import TrainJobController
@@ -55,6 +56,7 @@ __all__ = [
     "FaultRule",
     "KueueController",
     "ManualClock",
+    "PyTorchJobController",
     "RayClusterController",
     "RayJobController",
     "RecordedRequest",

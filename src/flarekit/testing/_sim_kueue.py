@@ -1,9 +1,10 @@
 """A simulated Kueue: Workloads for queued jobs, admission, and suspension until admitted.
 
-For a RayCluster, RayJob, TrainJob or AppWrapper labelled `kueue.x-k8s.io/queue-name` (and
-not owned by another job), Kueue creates a Workload in the job's namespace, named
-`<kind>-<job>-<suffix>`, owned by the job, listing the job's pod sets, and keeps the job
-suspended (`spec.suspend: true`, which Kueue's webhook sets on create) until the Workload is
+For a RayCluster, RayJob, TrainJob, AppWrapper or PyTorchJob labelled
+`kueue.x-k8s.io/queue-name` (and not owned by another job), Kueue creates a Workload in the
+job's namespace, named `<kind>-<job>-<suffix>`, owned by the job, listing the job's pod sets,
+and keeps the job suspended (`spec.suspend: true`, `spec.runPolicy.suspend` for a PyTorchJob,
+which Kueue's webhook sets on create) until the Workload is
 admitted. Admission needs the LocalQueue, its ClusterQueue, and every ResourceFlavor the
 ClusterQueue names; otherwise the Workload stays pending with Kueue's `QuotaReserved: False`
 / `Inadmissible` condition and message (`LocalQueue x doesn't exist`, `ClusterQueue y is
@@ -34,6 +35,7 @@ from flarekit.testing._sim_base import (
     set_condition,
     suffix,
 )
+from flarekit.testing._sim_pytorchjob import run_policy_suspended
 from flarekit.testing._store import Event
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ JOBS = {
     "rayjobs.ray.io": "RayJob",
     "trainjobs.trainer.kubeflow.org": "TrainJob",
     "appwrappers.workload.codeflare.dev": "AppWrapper",
+    "pytorchjobs.kubeflow.org": "PyTorchJob",
 }
 WORKLOADS = "workloads.kueue.x-k8s.io"
 
@@ -63,10 +66,27 @@ def finished(kind: str, obj: Mapping[str, Any]) -> tuple[bool, str] | None:
             found = condition(obj, type_)
             if found is not None and found.get("status") == "True":
                 return ok, str(found.get("message") or type_)
+    if kind == "PyTorchJob":
+        for type_, ok in (("Succeeded", True), ("Failed", False)):
+            found = condition(obj, type_)
+            if found is not None and found.get("status") == "True":
+                return ok, str(found.get("message") or type_)
     if kind == "AppWrapper" and status.get("phase") in ("Succeeded", "Failed"):
         ok = status["phase"] == "Succeeded"
         return ok, "AppWrapper finished successfully" if ok else "AppWrapper failed"
     return None
+
+
+def suspended(kind: str, obj: Mapping[str, Any]) -> bool:
+    """Whether a job is suspended (the training operator's jobs say so in `runPolicy`)."""
+    return run_policy_suspended(dict(obj)) if kind == "PyTorchJob" else is_suspended(obj)
+
+
+def suspend_patch(kind: str, value: bool) -> JSON:
+    """The merge patch that suspends (or resumes) a job of `kind`."""
+    if kind == "PyTorchJob":
+        return {"spec": {"runPolicy": {"suspend": value}}}
+    return {"spec": {"suspend": value}}
 
 
 class KueueController(SimController):
@@ -117,9 +137,9 @@ class KueueController(SimController):
         admitted = condition(workload, "Admitted")
         done = finished(kind, obj)
         if admitted is None or admitted.get("status") != "True":
-            if done is None and not is_suspended(obj):  # as Kueue's webhook does on create
+            if done is None and not suspended(kind, obj):  # as Kueue's webhook does on create
                 meta = obj["metadata"]
-                patch = {"spec": {"suspend": True}}
+                patch = suspend_patch(kind, True)
                 cluster.patch(resource, meta["name"], patch, meta.get("namespace"))
         elif done is not None and condition(workload, "Finished") is None:
             reason = "Succeeded" if done[0] else "Failed"
@@ -202,8 +222,9 @@ class KueueController(SimController):
             },
         )
         job = cluster.get(job_resource, str(owner.get("name")), ns)
-        if job is not None and is_suspended(job):
-            cluster.patch(job_resource, job["metadata"]["name"], {"spec": {"suspend": False}}, ns)
+        if job is not None and suspended(JOBS[job_resource], job):
+            patch = suspend_patch(JOBS[job_resource], False)
+            cluster.patch(job_resource, job["metadata"]["name"], patch, ns)
 
     def _blocker(self, cluster: FakeCluster, workload: JSON) -> tuple[str | None, JSON | None]:
         """Why the Workload cannot be admitted yet (Kueue's wording), and its ClusterQueue."""

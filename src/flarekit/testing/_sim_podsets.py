@@ -5,7 +5,7 @@ identical pods. RayClusters have the head and one set per worker group; RayJobs 
 submitter pod (K8sJobMode, the default); TrainJobs have their runtime's replicated jobs (or
 one `node` set of `numNodes` pods when the runtime is not there to read); AppWrappers have the
 pod sets each component declares, or those of a wrapped RayCluster / RayJob when it declares
-none.
+none; PyTorchJobs one set per replica type.
 """
 
 from __future__ import annotations
@@ -133,6 +133,17 @@ def appwrapper(obj: Mapping[str, Any]) -> list[PodSet]:
     return sets
 
 
+def pytorchjob(spec: Mapping[str, Any]) -> list[PodSet]:
+    """One pod set per replica type (Master first), named as Kueue names them (lower case)."""
+    replicas = spec.get("pytorchReplicaSpecs") or {}
+    order = sorted(replicas, key=lambda role: (role != "Master", role != "Worker", role))
+    return [
+        (role.lower(), int(replicas[role].get("replicas", 1) or 0),
+         dict(replicas[role].get("template") or {}))
+        for role in order
+    ]  # fmt: skip
+
+
 def for_job(cluster: FakeCluster, kind: str, obj: Mapping[str, Any]) -> list[PodSet]:
     spec = obj.get("spec") or {}
     if kind == "RayCluster":
@@ -143,4 +154,6 @@ def for_job(cluster: FakeCluster, kind: str, obj: Mapping[str, Any]) -> list[Pod
         return trainjob(cluster, obj)
     if kind == "AppWrapper":
         return appwrapper(obj)
+    if kind == "PyTorchJob":
+        return pytorchjob(spec)
     raise ValueError(f"no pod sets known for kind {kind!r}")
