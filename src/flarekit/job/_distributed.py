@@ -30,6 +30,7 @@ from flarekit._validation import (
     check_dns1123_subdomain,
     check_quantity,
 )
+from flarekit.job._podopts import check_pod_options
 from flarekit.job._trainjob import DEFAULT_RUNTIME, TrainJob, check_env
 
 if TYPE_CHECKING:
@@ -142,7 +143,8 @@ def parse_mount(
 
 class DistributedJob:
     """A torchrun job: `script` or `module`, `args`, `image`, `j="NxM"`, per-node `cpu`,
-    `gpu` and `mem_mb`, `env`, `mounts`, and scheduling (`service_account`,
+    `gpu` and `mem_mb`, `env`, `mounts`, `node_selector`, `tolerations` (Kubernetes JSON or
+    `flarekit_models.core.v1.Toleration`), and scheduling (`service_account`,
     `image_pull_secret`, `priority_class`, `local_queue`, `gang`). Run-policy options:
     `ttl_seconds_after_finished`, `active_deadline_seconds`, `backoff_limit`,
     `clean_pod_policy` ("None", "All", "Running"). All checked at construction."""
@@ -161,6 +163,8 @@ class DistributedJob:
         mem_mb: int | None = None,
         env: Mapping[str, str] | None = None,
         mounts: Sequence[str | Mapping[str, Any]] = (),
+        node_selector: Mapping[str, str] | None = None,
+        tolerations: Sequence[Mapping[str, Any]] | None = None,
         namespace: str | None = None,
         service_account: str | None = None,
         image_pull_secret: str | None = None,
@@ -206,6 +210,9 @@ class DistributedJob:
             if pair is not None:
                 self.volumes.append(pair[0])
                 self.volume_mounts.append(pair[1])
+        placement = check_pod_options(report, node_selector=node_selector, tolerations=tolerations)
+        self.node_selector = dict(placement.node_selector)
+        self.tolerations = [dict(t) for t in placement.tolerations]
         if service_account is not None:
             check_dns1123_subdomain(report, "service_account", service_account)
         if image_pull_secret is not None:
@@ -319,6 +326,8 @@ class DistributedJob:
             env=self.env or None,
             volumes=self.volumes or None,
             volume_mounts=self.volume_mounts or None,
+            node_selector=self.node_selector or None,
+            tolerations=self.tolerations or None,
             service_account=self.service_account,
             image_pull_secrets=[self.image_pull_secret] if self.image_pull_secret else None,
             local_queue=self.local_queue,
@@ -344,6 +353,10 @@ class DistributedJob:
         pod: dict[str, Any] = {"containers": [container]}
         if self.volumes:
             pod["volumes"] = self.volumes
+        if self.node_selector:
+            pod["nodeSelector"] = dict(self.node_selector)
+        if self.tolerations:
+            pod["tolerations"] = [dict(t) for t in self.tolerations]
         if self.service_account:
             pod["serviceAccountName"] = self.service_account
         if self.image_pull_secret:
@@ -478,6 +491,8 @@ class DistributedJob:
             name
             for name, value in (
                 ("mounts", self.volumes),
+                ("node_selector", self.node_selector),
+                ("tolerations", self.tolerations),
                 ("service_account", self.service_account),
                 ("image_pull_secret", self.image_pull_secret),
                 ("local_queue", self.local_queue),
