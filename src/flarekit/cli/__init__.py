@@ -1,0 +1,28 @@
+"""The ``flarekit`` command: Ray clusters, jobs and Kueue queues from a terminal.
+
+::
+
+    flarekit cluster apply|down|status|list|render
+    flarekit job submit|status|logs|stop|delete|list    (--kind rayjob|trainjob)
+    flarekit queue list|status
+    flarekit generate
+    flarekit version
+
+Every command takes ``--namespace/-n``, ``--context``, ``--kubeconfig``, ``--output
+yaml|json|table`` and ``--debug``. Cluster and job parameters come from a YAML/JSON file
+(``-f``, the Python API's parameter names) and flags. ``flarekit cluster render -f
+cluster.yaml -o out/`` writes manifests with no cluster and no credentials.
+
+Errors print one line (``error: ...``) on stderr and exit with a code that says what kind of
+failure it was (see :class:`ExitCode`: 1 API error, 2 usage error, 3 invalid parameters with
+nothing sent, 4 no cluster configured, 5 a waited-for cluster or job failed or timed out, 70
+internal error, 130 interrupted); ``--debug`` adds the traceback.
+
+Built on the standard library's ``argparse`` rather than click, typer or rich: each of those
+would add distributions to ``pip install flarekit``, which is held to at most 20 in total.
+"""
+
+from flarekit.cli._app import build_parser, main
+from flarekit.cli._exit import ExitCode, UsageError
+
+__all__ = ["ExitCode", "UsageError", "build_parser", "main"]

@@ -1,0 +1,276 @@
+"""``flarekit cluster apply|down|status|list|render``: Ray clusters from the command line.
+
+Parameters are :class:`~flarekit.ClusterConfiguration`'s, from a file (``-f cluster.yaml``:
+``name: demo``, ``num_workers: 2``, ``worker_memory_requests: 8Gi``, ``worker_groups: [...]``)
+and flags (``--num-workers 3``, ``--worker-memory 8Gi``, ``--set enable_gcs_ft=true``), flags
+winning. ``render`` needs no cluster and no credentials: it writes the RayCluster (or the
+AppWrapper holding it) as YAML or JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flarekit._validation import ConfigError, Problem
+from flarekit.cli._common import add_common, connect, namespace_of
+from flarekit.cli._exit import UsageError
+from flarekit.cli._output import emit
+from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+
+if TYPE_CHECKING:
+    from flarekit import ClusterConfiguration
+
+__all__ = ["cluster_config", "register"]
+
+GPU = "nvidia.com/gpu"
+
+
+def _init_fields(cls: Any) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls) if f.init and f.name != "_"]
+
+
+def add_config_flags(p: argparse.ArgumentParser, *, name_required: bool = False) -> None:
+    """The ClusterConfiguration flags (the most used parameters; ``--set`` reaches the rest)."""
+    p.add_argument("name", nargs=None if name_required else "?", help="the cluster's name")
+    p.add_argument("-f", "--filename", help="YAML/JSON file of ClusterConfiguration parameters")
+    p.add_argument("--image", help="Ray image (default: rayproject/ray:<ray version>)")
+    p.add_argument("--ray-version", help="the Ray version in the image (KubeRay's rayVersion)")
+    p.add_argument("--num-workers", type=int, help="workers in the main group")
+    p.add_argument("--min-workers", type=int, help="autoscaling lower bound")
+    p.add_argument("--max-workers", type=int, help="autoscaling upper bound")
+    p.add_argument("--worker-cpu", help="CPU of each worker, requests = limits (e.g. 2, 500m)")
+    p.add_argument("--worker-memory", help="memory of each worker, requests = limits (e.g. 8Gi)")
+    p.add_argument("--worker-gpus", type=int, help=f"{GPU} per worker")
+    p.add_argument("--head-cpu", help="CPU of the head, requests = limits")
+    p.add_argument("--head-memory", help="memory of the head, requests = limits")
+    p.add_argument("--head-gpus", type=int, help=f"{GPU} on the head")
+    p.add_argument("--local-queue", help="Kueue LocalQueue (default: the namespace's default)")
+    p.add_argument("--priority-class", help="Kueue WorkloadPriorityClass")
+    p.add_argument(
+        "--appwrapper",
+        action="store_const",
+        const=True,
+        help="wrap the RayCluster in an AppWrapper",
+    )
+    p.add_argument(
+        "--autoscaling", action="store_const", const=True, help="enable the Ray autoscaler"
+    )
+    p.add_argument("--env", action="append", metavar="KEY=VALUE", help="environment variable")
+    p.add_argument("--label", action="append", metavar="KEY=VALUE", help="label on the cluster")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="NAME=VALUE",
+        help="any ClusterConfiguration parameter (value read as YAML), e.g. enable_gcs_ft=true",
+    )
+
+
+def _flag_params(args: argparse.Namespace) -> dict[str, Any]:
+    both = {
+        "worker_cpu": args.worker_cpu,
+        "worker_memory": args.worker_memory,
+        "head_cpu": args.head_cpu,
+        "head_memory": args.head_memory,
+    }
+    out: dict[str, Any] = {
+        "name": args.name,
+        "image": args.image,
+        "ray_version": args.ray_version,
+        "num_workers": args.num_workers,
+        "min_workers": args.min_workers,
+        "max_workers": args.max_workers,
+        "local_queue": args.local_queue,
+        "priority_class": args.priority_class,
+        "appwrapper": args.appwrapper,
+        "enable_autoscaling": args.autoscaling,
+    }
+    for flag, value in both.items():
+        if value is not None:
+            out[f"{flag}_requests"] = out[f"{flag}_limits"] = value
+    for part, gpus in (("worker", args.worker_gpus), ("head", args.head_gpus)):
+        if gpus is not None:
+            out[f"{part}_extended_resource_requests"] = {GPU: gpus}
+    return out
+
+
+def cluster_config(
+    params: Mapping[str, Any], namespace: str | None = None, *, where: str = ""
+) -> ClusterConfiguration:
+    """A validated ClusterConfiguration from parameter names and values (``worker_groups``
+    as a list of mappings); `where` prefixes field names in errors (``cluster_config.``)."""
+    from flarekit import ClusterConfiguration, WorkerGroup
+
+    params = dict(params)
+    check_names(params, _init_fields(ClusterConfiguration), "ClusterConfiguration", where)
+    if namespace is not None:
+        params["namespace"] = namespace
+    groups = params.get("worker_groups") or []
+    if not isinstance(groups, list):
+        raise ConfigError(
+            [Problem(f"{where}worker_groups", groups, "expected a list", "a list of mappings")]
+        )
+    built = []
+    for i, group in enumerate(groups):
+        path = f"{where}worker_groups[{i}]."
+        if not isinstance(group, Mapping):
+            raise ConfigError(
+                [Problem(path[:-1], group, "expected a mapping", "a mapping of parameters")]
+            )
+        check_names(group, _init_fields(WorkerGroup), "WorkerGroup", path)
+        if "name" not in group:
+            raise ConfigError([Problem(path + "name", None, "missing", "a group name")])
+        built.append(WorkerGroup(**dict(group)))
+    if groups:
+        params["worker_groups"] = built
+    if not params.get("name"):
+        raise UsageError("the cluster needs a name: give it as an argument or as name: in -f")
+    return ClusterConfiguration(**params)
+
+
+def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:
+    """File, then flags, then ``--set``; ``--namespace`` wins over the file's namespace."""
+    from_file = load_file(args.filename)
+    flags = _flag_params(args)
+    merged = merge(from_file, flags, parse_set(args.set))
+    for key, flag, values in (("envs", "--env", args.env), ("labels", "--label", args.label)):
+        if values:
+            base = merged.get(key) or {}
+            if not isinstance(base, Mapping):
+                raise ConfigError([Problem(key, base, "expected a mapping", "KEY: VALUE pairs")])
+            merged[key] = {**base, **key_values(values, flag)}
+    return cluster_config(merged, args.namespace)
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from flarekit import Cluster
+
+    config = config_from_args(args)  # validated before connecting
+    client = connect(args)
+    cluster = Cluster(config, client).apply(force=args.force)
+    status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
+    emit(status, args.output, args.out)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    from flarekit import NotFound, get_cluster
+
+    client = connect(args)
+    namespace = namespace_of(args, client)
+    try:
+        cluster = get_cluster(args.name, namespace, client)
+        deleted = cluster.down(wait=args.wait, timeout=args.timeout)
+    except NotFound:
+        if not args.ignore_not_found:
+            raise
+        deleted = False
+    result = {"name": args.name, "namespace": namespace, "deleted": deleted}
+    table = f"Ray cluster {namespace}/{args.name} " + (
+        "deleted" if deleted else "not found: nothing to delete"
+    )
+    emit(result, args.output, args.out, table=table)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from flarekit import get_cluster
+
+    client = connect(args)
+    cluster = get_cluster(args.name, namespace_of(args, client), client)
+    emit(cluster.details() if args.details else cluster.status(), args.output, args.out)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from flarekit import list_all_clusters, list_all_queued
+
+    client = connect(args)
+    lister = list_all_queued if args.queued else list_all_clusters
+    emit(lister(namespace_of(args, client), client), args.output, args.out)
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from flarekit.cluster import to_dict
+
+    if args.output == "table":
+        args.output = "yaml"  # a manifest has no table form; YAML is what kubectl reads
+    config = config_from_args(args)
+    data = to_dict(config)
+    text = json.dumps(data, indent=2) + "\n" if args.output == "json" else _yaml(data)
+    if args.out_dir is None:
+        args.out.write(text)
+        return 0
+    directory = Path(args.out_dir)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{str(data['kind']).lower()}-{config.name}.{args.output}"
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write to {directory}: {exc.strerror or exc}") from None
+    args.err.write(f"wrote {path}\n")
+    return 0
+
+
+def _yaml(data: Mapping[str, Any]) -> str:
+    import yaml
+
+    return yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``cluster`` and its subcommands."""
+    group = commands.add_parser("cluster", help="Ray clusters", description=__doc__)
+    sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    apply = sub.add_parser("apply", help="create or update a Ray cluster")
+    add_config_flags(apply)
+    apply.add_argument("--wait", action="store_true", help="wait until it is ready")
+    apply.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (600)")
+    apply.add_argument("--force", action="store_true", help="take over fields others manage")
+    add_common(apply)
+    apply.set_defaults(run=_apply)
+
+    down = sub.add_parser("down", help="delete a Ray cluster")
+    down.add_argument("name", help="the cluster's name")
+    down.add_argument("--wait", action="store_true", help="wait until it is gone")
+    down.add_argument("--timeout", type=float, default=300.0, help="seconds to wait (300)")
+    down.add_argument(
+        "--ignore-not-found", action="store_true", help="succeed when there is no such cluster"
+    )
+    add_common(down)
+    down.set_defaults(run=_down)
+
+    status = sub.add_parser("status", help="a Ray cluster's state")
+    status.add_argument("name", help="the cluster's name")
+    status.add_argument(
+        "--details", action="store_true", help="also addresses, queue admission, resources"
+    )
+    add_common(status)
+    status.set_defaults(run=_status)
+
+    listing = sub.add_parser("list", help="the Ray clusters in a namespace")
+    listing.add_argument(
+        "--queued", action="store_true", help="only those waiting for Kueue to admit them"
+    )
+    add_common(listing)
+    listing.set_defaults(run=_list)
+
+    render = sub.add_parser(
+        "render",
+        help="write the cluster's YAML without a cluster or credentials",
+        description="Render the RayCluster (or the AppWrapper holding it) offline: to stdout, "
+        "or with -o DIR to DIR/<kind>-<name>.yaml (.json with --output json).",
+    )
+    add_config_flags(render)
+    render.add_argument("-o", "--out-dir", help="directory to write the file to")
+    add_common(render, short_output=False)
+    render.set_defaults(run=_render)

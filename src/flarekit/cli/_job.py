@@ -1,0 +1,432 @@
+"""``flarekit job submit|status|logs|stop|delete|list``: RayJobs and TrainJobs.
+
+``--kind rayjob`` is a KubeRay RayJob (an entrypoint on an existing Ray cluster, or on one
+made for the job from ``cluster_config``); ``--kind trainjob`` is a Kubeflow Trainer TrainJob
+from a runtime. ``submit`` takes the kind from ``--kind`` or the file's ``kind:``; the other
+commands find the job by name and need ``--kind`` only when both kinds have that name.
+Parameters are those of :class:`flarekit.RayJob` and :class:`flarekit.TrainJob`; the command
+after ``--`` is the RayJob's entrypoint or the TrainJob's command::
+
+    flarekit job submit hello --kind rayjob --cluster-name demo -- python -c "print(1)"
+    flarekit job submit train --kind trainjob --image pytorch/pytorch:2.7.1 --num-nodes 2 \\
+        -- torchrun train.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import inspect
+import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from flarekit._tables import text_table
+from flarekit.cli._cluster import cluster_config
+from flarekit.cli._common import add_common, connect, namespace_of
+from flarekit.cli._exit import UsageError
+from flarekit.cli._output import emit
+from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+
+if TYPE_CHECKING:
+    from flarekit import Client, RayJob, TrainJob
+
+__all__ = ["JobNotFound", "JobNotReady", "register", "stop_trainjob"]
+
+KINDS = ("rayjob", "trainjob")
+#: Parameters the command line cannot give (Python objects).
+_NOT_FROM_FILES = frozenset({"self", "client", "func", "func_args"})
+
+
+class JobNotFound(LookupError):
+    """No RayJob or TrainJob of that name in the namespace."""
+
+
+class JobNotReady(RuntimeError):
+    """The job is not yet in a state that allows the command; the message says why."""
+
+
+def _kind_of(value: object, source: str) -> str:
+    kind = str(value).lower()
+    if kind not in KINDS:
+        raise UsageError(f"{source} {value!r}: the job kind is rayjob or trainjob")
+    return kind
+
+
+def _trainjob_params() -> list[str]:
+    from flarekit import TrainJob
+
+    names = inspect.signature(TrainJob.__init__).parameters
+    return [n for n in names if n not in _NOT_FROM_FILES]
+
+
+def _rayjob_params() -> list[str]:
+    from flarekit import RayJob
+
+    return [f.name for f in dataclasses.fields(RayJob) if f.init and f.name not in _NOT_FROM_FILES]
+
+
+def _flags(args: argparse.Namespace, kind: str) -> dict[str, Any]:
+    common = {
+        "name": args.name,
+        "local_queue": args.local_queue,
+        "priority_class": args.priority_class,
+    }
+    if kind == "rayjob":
+        entrypoint = shlex.join(args.command) if args.command else None
+        ray_only = {"entrypoint": entrypoint, "cluster_name": args.cluster_name}
+        return {**common, **ray_only}
+    resources = {"cpu": args.cpu, "memory": args.memory, "gpu": args.gpus}
+    train_only = {
+        "runtime": args.runtime,
+        "image": args.image,
+        "command": list(args.command) if args.command else None,
+        "num_nodes": args.num_nodes,
+        "num_proc_per_node": args.procs_per_node,
+        "resources_per_node": {k: v for k, v in resources.items() if v is not None} or None,
+    }
+    return {**common, **train_only}
+
+
+def _misplaced_flags(args: argparse.Namespace, kind: str) -> None:
+    other = {
+        "rayjob": ("runtime", "image", "num_nodes", "procs_per_node", "cpu", "memory", "gpus"),
+        "trainjob": ("cluster_name",),
+    }[kind]
+    given = [f"--{name.replace('_', '-')}" for name in other if getattr(args, name) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not a {kind} option")
+
+
+def job_params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The kind and parameters the file and flags describe (names checked, values not)."""
+    params = load_file(args.filename)
+    kind_in_file = params.pop("kind", None)
+    if args.kind is not None:
+        kind = _kind_of(args.kind, "--kind")
+    elif kind_in_file is not None:
+        kind = _kind_of(kind_in_file, "kind:")
+    else:
+        raise UsageError("say which kind of job: --kind rayjob or --kind trainjob (or kind: in -f)")
+    _misplaced_flags(args, kind)
+    merged = merge(params, _flags(args, kind), parse_set(args.set))
+    if args.env:  # a TrainJob's env, a RayJob's runtime_env.env_vars
+        env = key_values(args.env, "--env")
+        if kind == "trainjob":
+            merged["env"] = {**(merged.get("env") or {}), **env}
+        else:
+            runtime_env = dict(merged.get("runtime_env") or {})
+            runtime_env["env_vars"] = {**(runtime_env.get("env_vars") or {}), **env}
+            merged["runtime_env"] = runtime_env
+    if args.label:
+        merged["labels"] = {**(merged.get("labels") or {}), **key_values(args.label, "--label")}
+    if args.namespace:
+        merged["namespace"] = args.namespace
+    if not merged.get("name"):
+        raise UsageError("the job needs a name: give it as an argument or as name: in -f")
+    if kind == "trainjob":
+        check_names(merged, _trainjob_params(), "TrainJob")
+        return kind, merged
+    check_names(merged, _rayjob_params(), "RayJob")
+    config = merged.get("cluster_config")
+    if isinstance(config, Mapping):
+        config = {"name": merged["name"], **config}
+        merged["cluster_config"] = cluster_config(
+            config, merged.get("namespace"), where="cluster_config."
+        )
+    if not merged.get("entrypoint"):
+        raise UsageError("a RayJob needs an entrypoint: the command after --, or entrypoint: in -f")
+    return kind, merged
+
+
+def make_job(kind: str, params: Mapping[str, Any], client: Client | None) -> RayJob | TrainJob:
+    """The job, validated as a whole (`ConfigError` lists every problem); nothing is sent."""
+    from flarekit import RayJob, TrainJob
+
+    if kind == "trainjob":
+        return TrainJob(**params, client=client)
+    return RayJob(**params, client=client)
+
+
+# -- finding an existing job -----------------------------------------------------------------
+
+
+def find_job(client: Client, namespace: str, name: str, kind: str | None) -> RayJob | TrainJob:
+    """The RayJob or TrainJob `name` (``kind`` None: whichever exists; both is ambiguous)."""
+    from flarekit import NotFound, RayJob, TrainJob
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    found: list[RayJob | TrainJob] = []
+    if kind in (None, "rayjob"):
+        with contextlib.suppress(NotFound):
+            found.append(RayJob.from_existing(name, namespace, client=client))
+    if kind in (None, "trainjob"):
+        try:
+            obj = client.get(TrainJobModel, name, namespace=namespace).to_dict()
+        except NotFound:
+            pass
+        else:
+            ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+            found.append(
+                TrainJob(
+                    name,
+                    namespace=namespace,
+                    runtime=str(ref.get("name") or "torch-distributed"),
+                    runtime_kind=ref.get("kind"),
+                    client=client,
+                )
+            )
+    if len(found) > 1:
+        raise UsageError(
+            f"both a RayJob and a TrainJob are named {name!r} in namespace {namespace!r}: "
+            "add --kind rayjob or --kind trainjob"
+        )
+    if not found:
+        what = {"rayjob": "RayJob", "trainjob": "TrainJob", None: "RayJob or TrainJob"}[kind]
+        raise JobNotFound(f"no {what} named {name!r} in namespace {namespace!r}")
+    return found[0]
+
+
+def _with_runtime(job: TrainJob) -> TrainJob:
+    """Read the job's runtime, so that logs come from the runtime's trainer container."""
+    from flarekit.job import RuntimeNotFound, get_runtime
+
+    # TrainJob keeps the runtime it submitted with; an attached job reads it here. A runtime
+    # deleted since leaves Trainer's default trainer (`node`).
+    with contextlib.suppress(RuntimeNotFound):
+        job._runtime = get_runtime(
+            job.client, job.runtime, namespace=job.resolved_namespace, kind=job.runtime_kind
+        )
+    return job
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _submit(args: argparse.Namespace) -> int:
+    kind, params = job_params(args)
+    make_job(kind, params, None)  # validate before connecting: invalid input needs no cluster
+    client = connect(args)
+    job = make_job(kind, params, client).submit()
+    status = job.wait(timeout=args.timeout) if args.wait else job.status()
+    emit(status, args.output, args.out)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    client = connect(args)
+    job = find_job(client, namespace_of(args, client), args.name, args.kind)
+    emit(job.status(), args.output, args.out)
+    return 0
+
+
+def _logs(args: argparse.Namespace) -> int:
+    from flarekit import RayJob
+
+    if args.follow and args.output != "table":
+        raise UsageError("--follow prints the log as it comes; leave out --output")
+    client = connect(args)
+    namespace = namespace_of(args, client)
+    job = find_job(client, namespace, args.name, args.kind)
+    if isinstance(job, RayJob):
+        if args.node is not None:
+            raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
+        text = job.logs(follow=args.follow, tail=args.tail)
+    else:
+        text = _with_runtime(job).logs(node=args.node or 0, follow=args.follow, tail=args.tail)
+    if isinstance(text, str):
+        kind = "RayJob" if isinstance(job, RayJob) else "TrainJob"
+        data = {"kind": kind, "name": args.name, "namespace": namespace, "log": text}
+        emit(data, args.output, args.out, table=text)
+        return 0
+    for line in text:
+        args.out.write(line + "\n")
+        args.out.flush()
+    return 0
+
+
+def stop_trainjob(job: TrainJob) -> Any:
+    """Stop a TrainJob and keep it; returns its status. A finished job is left as it is.
+
+    A job queued by Kueue is stopped by deactivating its Workload (``spec.active: false``):
+    Kueue owns ``spec.suspend`` of queued jobs and would start a merely suspended job again.
+    Other jobs are suspended (``spec.suspend: true``).
+    """
+    from flarekit.kueue import QUEUE_LABEL, workload_for
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    status = job.status()
+    if status.finished:
+        return status
+    obj = job.client.get(TrainJobModel, job.name, namespace=job.resolved_namespace)
+    labels = dict(getattr(obj.metadata, "labels", None) or {})
+    if not labels.get(QUEUE_LABEL):
+        job.suspend()
+        return job.status()
+    workload = workload_for(job.client, obj)
+    if workload is None:
+        raise JobNotReady(
+            f"TrainJob {job.resolved_namespace}/{job.name} is queued but Kueue has not made "
+            "its Workload yet; try again in a moment"
+        )
+    job.client.patch(
+        type(workload),
+        workload.metadata.name,
+        {"spec": {"active": False}},
+        namespace=job.resolved_namespace,
+    )
+    return job.status()
+
+
+def _stop(args: argparse.Namespace) -> int:
+    from flarekit import RayJob
+
+    client = connect(args)
+    job = find_job(client, namespace_of(args, client), args.name, args.kind)
+    status = job.stop() if isinstance(job, RayJob) else stop_trainjob(job)
+    emit(status, args.output, args.out)
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    client = connect(args)
+    namespace = namespace_of(args, client)
+    job: RayJob | TrainJob | None
+    try:
+        job = find_job(client, namespace, args.name, args.kind)
+    except JobNotFound:
+        if not args.ignore_not_found:
+            raise
+        job = None
+    if job is not None:
+        job.delete()
+    what = f"{type(job).__name__ if job is not None else 'job'} {namespace}/{args.name}"
+    table = f"{what} deleted" if job is not None else f"{what} not found: nothing to delete"
+    result = {"name": args.name, "namespace": namespace, "deleted": job is not None}
+    emit(result, args.output, args.out, table=table)
+    return 0
+
+
+def list_jobs(client: Client, namespace: str, kind: str | None) -> list[dict[str, Any]]:
+    """Every RayJob and TrainJob in `namespace` with its state (kinds not served are skipped)."""
+    from flarekit import NotFound
+    from flarekit.job._rayjob_status import status_of
+    from flarekit.job._trainjob import trainjob_status
+    from flarekit.kueue import QUEUE_LABEL
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    rows: list[dict[str, Any]] = []
+    if kind in (None, "rayjob"):
+        try:
+            for ray in client.list(RayJobModel, namespace=namespace):
+                s = status_of(ray, QUEUE_LABEL)
+                row = {"name": s.name, "kind": "RayJob", "state": s.state, "queue": s.local_queue}
+                rows.append(row)
+        except NotFound:
+            pass  # KubeRay is not installed
+    if kind in (None, "trainjob"):
+        try:
+            for train in client.list(TrainJobModel, namespace=namespace):
+                data = train.to_dict()
+                t = trainjob_status(data)
+                labels = (data.get("metadata") or {}).get("labels") or {}
+                state = t.state.value + (f" ({t.reason})" if t.reason else "")
+                row = {"name": t.name, "kind": "TrainJob", "state": state}
+                rows.append({**row, "queue": labels.get(QUEUE_LABEL)})
+        except NotFound:
+            pass  # Trainer is not installed
+    return sorted(rows, key=lambda r: (r["name"], r["kind"]))
+
+
+def _list(args: argparse.Namespace) -> int:
+    client = connect(args)
+    namespace = namespace_of(args, client)
+    rows = list_jobs(client, namespace, args.kind)
+    header = ("NAME", "KIND", "STATE", "QUEUE")
+    title = f"Jobs in namespace {namespace}: {len(rows)}"
+    cells = [(r["name"], r["kind"], r["state"], r["queue"]) for r in rows]
+    table = text_table(cells, header=header, title=title) if rows else title
+    emit(rows, args.output, args.out, table=table)
+    return 0
+
+
+# -- parsers -------------------------------------------------------------------------------------
+
+
+def _kind_flag(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--kind", choices=KINDS, type=str.lower, help=help)
+
+
+def _named(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(name, help=help)
+    p.add_argument("name", help="the job's name")
+    _kind_flag(p, "which kind (needed only when a RayJob and a TrainJob share the name)")
+    return p
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``job`` and its subcommands."""
+    group = commands.add_parser(
+        "job",
+        help="RayJobs and TrainJobs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    submit = sub.add_parser(
+        "submit",
+        help="submit a RayJob or a TrainJob",
+        usage="flarekit job submit [NAME] --kind {rayjob,trainjob} [options] [-- COMMAND ...]",
+    )
+    submit.add_argument("name", nargs="?", help="the job's name (default: name: in -f)")
+    _kind_flag(submit, "rayjob or trainjob (default: kind: in -f)")
+    submit.add_argument("-f", "--filename", help="YAML/JSON file of the job's parameters")
+    submit.add_argument("--local-queue", help="Kueue LocalQueue (default: the namespace's)")
+    submit.add_argument("--priority-class", help="Kueue WorkloadPriorityClass")
+    submit.add_argument("--env", action="append", metavar="KEY=VALUE", help="environment variable")
+    submit.add_argument("--label", action="append", metavar="KEY=VALUE", help="label on the job")
+    submit.add_argument(
+        "--set", action="append", metavar="NAME=VALUE", help="any parameter (value read as YAML)"
+    )
+    submit.add_argument("--cluster-name", help="rayjob: run on this existing Ray cluster")
+    submit.add_argument("--runtime", help="trainjob: the training runtime (torch-distributed)")
+    submit.add_argument("--image", help="trainjob: the trainer's container image")
+    submit.add_argument("--num-nodes", type=int, help="trainjob: number of nodes")
+    submit.add_argument("--procs-per-node", type=int, help="trainjob: processes per node")
+    submit.add_argument("--cpu", help="trainjob: CPU per node (e.g. 4)")
+    submit.add_argument("--memory", help="trainjob: memory per node (e.g. 16Gi)")
+    submit.add_argument("--gpus", type=int, help="trainjob: GPUs per node")
+    submit.add_argument("--wait", action="store_true", help="wait until the job finishes")
+    submit.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait (3600)")
+    add_common(submit)
+    submit.set_defaults(run=_submit, takes_command=True)
+
+    status = _named(sub, "status", "a job's state")
+    add_common(status)
+    status.set_defaults(run=_status)
+
+    logs = _named(sub, "logs", "a job's log (the RayJob's submitter, a TrainJob node)")
+    logs.add_argument("--follow", action="store_true", help="keep printing as lines come")
+    logs.add_argument("--tail", type=int, help="only the last N lines")
+    logs.add_argument("--node", type=int, help="trainjob: which node's log (0)")
+    add_common(logs)
+    logs.set_defaults(run=_logs)
+
+    stop = _named(sub, "stop", "stop a job and keep it (a queued job's Workload is deactivated)")
+    add_common(stop)
+    stop.set_defaults(run=_stop)
+
+    delete = _named(sub, "delete", "delete a job")
+    delete.add_argument(
+        "--ignore-not-found", action="store_true", help="succeed when there is no such job"
+    )
+    add_common(delete)
+    delete.set_defaults(run=_delete)
+
+    listing = sub.add_parser("list", help="the jobs in a namespace")
+    _kind_flag(listing, "only this kind")
+    add_common(listing)
+    listing.set_defaults(run=_list)

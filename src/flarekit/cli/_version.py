@@ -1,0 +1,138 @@
+"""``flarekit version``: this client, its models, and what the connected cluster runs.
+
+Why: most "it does not work" reports come down to versions: which flarekit, which generated
+models, and which operator releases the cluster has. The server side comes from
+``flarekit.compat._negotiate`` (operator families, versions and releases) when that module
+is installed; otherwise from discovery: the API groups flarekit works with and the versions
+the server serves of each. ``--client`` skips the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+from typing import TYPE_CHECKING, Any
+
+from flarekit._tables import text_table
+from flarekit.cli._common import add_common, connect
+from flarekit.cli._output import emit, to_data
+
+if TYPE_CHECKING:
+    from flarekit import Client
+
+__all__ = ["client_versions", "register", "served_groups"]
+
+NEGOTIATE_MODULE = "flarekit.compat._negotiate"
+
+
+def client_versions() -> dict[str, str]:
+    """flarekit's version and the generator version of the installed models."""
+    from importlib import metadata
+
+    try:
+        flarekit = metadata.version("flarekit")
+    except metadata.PackageNotFoundError:
+        flarekit = "unknown (not installed as a distribution)"
+    try:
+        models = str(importlib.import_module("flarekit_models").GENERATOR_VERSION)
+    except (ImportError, AttributeError):
+        models = "not generated (run `flarekit generate`)"
+    return {"flarekit": flarekit, "models_generator": models}
+
+
+def _get_json(client: Client, path: str) -> Any:
+    """GET `path` on the API server as JSON, with flarekit's errors."""
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    from flarekit._errors import Operation, error_from_response, unavailable
+
+    operation = Operation("get", path)
+    try:
+        raw = client.api_client.call_api(
+            path,
+            "GET",
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            response_type="object",
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=30,
+        )
+        try:
+            return json.loads(raw.data or b"{}")
+        finally:
+            raw.release_conn()
+    except ApiException as exc:
+        body = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
+        raise error_from_response(operation, int(exc.status or 0), body, None) from None
+    except (HTTPError, OSError) as exc:
+        why = f"cannot reach the API server: {exc}"
+        raise unavailable(operation, type(exc).__name__, why) from None
+
+
+def served_groups(client: Client, everything: bool = False) -> list[dict[str, Any]]:
+    """The API groups flarekit works with (all groups with `everything`) and the versions the
+    server serves of each, the preferred one first; groups not served have no versions."""
+    from flarekit._served import _PRODUCTS
+
+    body = _get_json(client, "/apis")
+    served: dict[str, list[str]] = {}
+    for group in body.get("groups") or []:
+        versions = [str(v.get("version")) for v in group.get("versions") or []]
+        preferred = str((group.get("preferredVersion") or {}).get("version") or "")
+        if preferred in versions:
+            versions.remove(preferred)
+            versions.insert(0, preferred)
+        served[str(group.get("name"))] = versions
+    names = sorted({*served, *_PRODUCTS}) if everything else sorted(_PRODUCTS)
+    return [
+        {"group": name, "product": _PRODUCTS.get(name, ""), "versions": served.get(name, [])}
+        for name in names
+    ]
+
+
+def _server(client: Client, everything: bool) -> tuple[dict[str, Any], str]:
+    """The server part of the answer, as data and as text."""
+    info: dict[str, Any] = {"url": client.server}
+    try:
+        info["kubernetes"] = str(_get_json(client, "/version").get("gitVersion") or "")
+    except Exception:  # some servers hide /version; the rest still helps
+        info["kubernetes"] = ""
+    lines = [f"server            {client.server} {info['kubernetes']}".rstrip()]
+    if importlib.util.find_spec(NEGOTIATE_MODULE) is not None:
+        negotiate = importlib.import_module(NEGOTIATE_MODULE).negotiate
+        releases = negotiate(client)
+        info["releases"] = to_data(releases)
+        lines += ["", str(releases.table())]
+        return info, "\n".join(lines)
+    groups = served_groups(client, everything)
+    info["api_groups"] = groups
+    rows = [(g["group"], g["product"], ", ".join(g["versions"]) or "not served") for g in groups]
+    lines += ["", text_table(rows, header=("API GROUP", "SOFTWARE", "SERVED VERSIONS"))]
+    return info, "\n".join(lines)
+
+
+def _version(args: argparse.Namespace) -> int:
+    versions = client_versions()
+    data: dict[str, Any] = {"client": versions}
+    text = [f"flarekit          {versions['flarekit']}"]
+    text.append(f"models generator  {versions['models_generator']}")
+    if not args.client:
+        data["server"], server_text = _server(connect(args), args.all_groups)
+        text.append(server_text)
+    emit(data, args.output, args.out, table="\n".join(text))
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``version``."""
+    p = commands.add_parser("version", help="client, models and server versions")
+    p.add_argument("--client", action="store_true", help="only this client (no cluster needed)")
+    p.add_argument(
+        "--all-groups", action="store_true", help="every served API group, not only flarekit's"
+    )
+    add_common(p)
+    p.set_defaults(run=_version)

@@ -1,0 +1,66 @@
+"""``flarekit queue list|status``, ``flarekit version`` and ``flarekit generate``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from cli_support import flarekit, one_error_line
+
+from flarekit.cli import ExitCode, _generate
+from flarekit.testing import FakeCluster
+
+
+def test_queue_list_and_status(fake: FakeCluster, namespace: str) -> None:
+    listed = flarekit(fake, "queue", "list", namespace=namespace)
+    assert listed.code == 0, listed
+    assert "lq (default)" in listed.out and "cq" in listed.out
+    data = yaml.safe_load(flarekit(fake, "queue", "list", "-o", "yaml", namespace=namespace).out)
+    assert [(q["name"], q["cluster_queue"], q["default"]) for q in data] == [("lq", "cq", True)]
+    everywhere = json.loads(flarekit(fake, "queue", "list", "-A", "-o", "json").out)
+    assert {q["namespace"] for q in everywhere} >= {namespace}
+    status = flarekit(fake, "queue", "status", "lq", "-o", "json", namespace=namespace)
+    quota = {(u["resource"], u["quota"]) for u in json.loads(status.out)["usage"]}
+    assert quota == {("cpu", "1000"), ("memory", "1000")}
+    missing = flarekit(fake, "queue", "status", "nope", namespace=namespace)
+    assert missing.code == ExitCode.API_ERROR
+    assert "nope" in one_error_line(missing)
+
+
+def test_version_shows_client_models_and_server(fake: FakeCluster) -> None:
+    result = flarekit(fake, "version", "-o", "json")
+    assert result.code == 0, result
+    data = json.loads(result.out)
+    assert data["client"]["flarekit"] == "0.1.0"
+    assert data["client"]["models_generator"]
+    assert data["server"]["url"].startswith("https://127.0.0.1:")
+    assert data["server"].get("releases") or data["server"].get("api_groups")
+    table = flarekit(fake, "version")
+    assert table.out.startswith("flarekit ") and "KubeRay" in table.out
+
+
+def test_version_without_negotiation_lists_served_groups(
+    fake: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("flarekit.cli._version.NEGOTIATE_MODULE", "flarekit.no_such_module")
+    data = json.loads(flarekit(fake, "version", "-o", "json").out)
+    groups = {g["group"]: g["versions"] for g in data["server"]["api_groups"]}
+    assert groups["ray.io"][0] == "v1"
+    assert groups["kueue.x-k8s.io"][0] in ("v1beta2", "v1beta1")
+    assert groups["route.openshift.io"] == []  # known to flarekit, not served here
+    text = flarekit(fake, "version", "--all-groups").out
+    assert "not served" in text and "jobset.x-k8s.io" in text
+
+
+def test_version_client_needs_no_cluster() -> None:
+    result = flarekit(None, "version", "--client", "--kubeconfig", "/nonexistent/config")
+    assert result.code == 0, result
+    assert "flarekit          0.1.0" in result.out and "server" not in result.out
+
+
+def test_generate_without_its_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_generate, "GENERATOR_MODULES", ("flarekit_no_such_module",))
+    result = flarekit(None, "generate")
+    assert result.code == ExitCode.USAGE_ERROR
+    assert "pip install 'flarekit[generate]'" in one_error_line(result)
