@@ -19,8 +19,8 @@ import base64
 import hashlib
 import threading
 import weakref
-from functools import partial
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flarekit._errors import ApiError, Forbidden, Operation
