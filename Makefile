@@ -42,7 +42,7 @@ bench: generate
 
 ## run: the main job (see README)
 run: generate
-	$(PY) -m flarekit_generator generate
+	$(PY) -m flarekit.walkthrough
 
 clean:
 	rm -rf generated schemas/cache .mypy_cache .pytest_cache

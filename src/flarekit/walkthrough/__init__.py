@@ -1,0 +1,17 @@
+"""A guided first run of flarekit: ``python -m flarekit.walkthrough``.
+
+It walks a new user through the main job, printing each step and the code that does it:
+Kueue admin setup (ResourceFlavor, ClusterQueue with quota, LocalQueue), a Ray cluster
+(``ClusterConfiguration`` + ``Cluster.apply``), waiting for it, its details, a training job
+(``TrainJob`` from the ``torch-distributed`` runtime) submitted to the queue, waiting for it
+and reading its logs, and a teardown that leaves nothing behind.
+
+With no cluster configured it runs on a practice cluster (``flarekit.testing.FakeCluster``
+with simulated operators) in a few seconds; with ``--kubeconfig`` (or
+``$FLAREKIT_KUBECONFIG``) the same steps run on that cluster.
+"""
+
+from flarekit.walkthrough._main import KUBECONFIG_ENV, main, parser
+from flarekit.walkthrough._steps import Plan, Walkthrough
+
+__all__ = ["KUBECONFIG_ENV", "Plan", "Walkthrough", "main", "parser"]

@@ -1,0 +1,367 @@
+"""The walkthrough's steps: queues, a Ray cluster, a training job, and a clean teardown.
+
+Each step prints what it is about to do and the flarekit call that does it, then does it
+with the public API, exactly as a user would in a notebook. Everything a step creates is
+recorded with the way to remove it, and :meth:`Walkthrough.teardown` removes it all, newest
+first, also when a step failed halfway, so neither the practice cluster nor a real one is
+left with the walkthrough's objects.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flarekit.walkthrough._narrate import Narrator
+from flarekit.walkthrough._runtime import RUNTIME_NAME, torch_distributed_runtime
+from flarekit.walkthrough._train import train_line
+
+if TYPE_CHECKING:
+    from flarekit import Client, Cluster, TrainJob
+
+__all__ = ["Plan", "Walkthrough"]
+
+#: Labels everything the walkthrough creates, so it can be found (and cleaned up) by hand.
+CREATED_BY = {"app.kubernetes.io/created-by": "flarekit-walkthrough"}
+
+
+@dataclass
+class Plan:
+    """What the walkthrough will do, and with which names and waiting times."""
+
+    namespace: str
+    prefix: str = "walkthrough"
+    local_queue: str | None = None
+    setup_queues: bool = True
+    runtime: str = RUNTIME_NAME
+    image: str | None = None
+    ray_image: str | None = None
+    cluster_timeout: float = 600.0
+    job_timeout: float = 1800.0
+    delete_timeout: float = 300.0
+    poll: float = 1.0
+    practice: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def cluster_name(self) -> str:
+        return f"{self.prefix}-ray"
+
+    @property
+    def job_name(self) -> str:
+        return f"{self.prefix}-train"
+
+    @property
+    def flavor(self) -> str:
+        return f"{self.prefix}-flavor"
+
+    @property
+    def cluster_queue(self) -> str:
+        return f"{self.prefix}-cluster-queue"
+
+    @property
+    def queue(self) -> str | None:
+        """The LocalQueue to use: as given; with the admin setup, one it creates."""
+        if self.local_queue is not None:
+            return self.local_queue
+        return f"{self.prefix}-queue" if self.setup_queues else None
+
+
+class Walkthrough:
+    """Runs the steps against `client` and remembers how to undo each one."""
+
+    def __init__(self, client: Client, plan: Plan, narrator: Narrator) -> None:
+        self.client = client
+        self.plan = plan
+        self.say = narrator
+        self._undo: list[tuple[str, Callable[[], None]]] = []
+        self.cluster: Cluster | None = None
+        self.job: TrainJob | None = None
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _remember(self, what: str, undo: Callable[[], None]) -> None:
+        self._undo.append((what, undo))
+
+    def _exists(self, kind: Any, name: str, namespace: str | None = None) -> bool:
+        from flarekit import NotFound
+
+        try:
+            self.client.get(kind, name, namespace=namespace)
+        except NotFound:
+            return False
+        return True
+
+    def _delete_and_wait(self, kind: Any, name: str, namespace: str | None = None) -> None:
+        from flarekit import NotFound
+        from flarekit._wait import wait_until
+
+        try:
+            self.client.delete(kind, name, namespace=namespace)
+        except NotFound:
+            return
+
+        def fetch() -> Any:
+            try:
+                return self.client.get(kind, name, namespace=namespace)
+            except NotFound:
+                return None
+
+        where = f"{namespace}/{name}" if namespace else name
+        wait_until(
+            fetch,
+            lambda obj: obj is None,
+            None,
+            timeout=self.plan.delete_timeout,
+            describe=f"{kind.__name__} {where} to be deleted",
+            poll=min(self.plan.poll, 0.5),
+        )
+
+    def _refuse_existing(self, kind: Any, name: str, namespace: str | None, hint: str) -> None:
+        if self._exists(kind, name, namespace):
+            where = f"{namespace}/{name}" if namespace else name
+            raise RuntimeError(
+                f"a {kind.__name__} {where} already exists and the walkthrough would replace "
+                f"and then delete it; {hint}"
+            )
+
+    # -- steps --------------------------------------------------------------------------------
+
+    def setup_queues(self) -> None:
+        """As a platform admin: a ResourceFlavor, a ClusterQueue with quota, a LocalQueue (and,
+        where missing, the training runtime)."""
+        from flarekit import ClusterQueueSpec, LocalQueueSpec, ResourceFlavorSpec, apply_all
+        from flarekit._served import preferred_kueue_version
+        from flarekit.kueue._models import kueue_model
+
+        plan, say = self.plan, self.say
+        say.step("Set up Kueue queues, as a platform admin would")
+        if not plan.setup_queues:
+            say.say(
+                "Skipped: on a real cluster your admin has set up the queues already (pass "
+                "--setup-queues to create a ResourceFlavor, a ClusterQueue and a LocalQueue)."
+            )
+            self._show_queues()
+            return
+        queue = plan.queue
+        assert queue is not None  # setup_queues names one
+        say.say(
+            "Kueue decides when work may start. A ResourceFlavor is a kind of node, a "
+            "ClusterQueue holds the quota per flavor, and a LocalQueue is what users in a "
+            "namespace submit to."
+        )
+        say.code(f"""
+            apply_all(client, [
+                ResourceFlavorSpec({plan.flavor!r}),
+                ClusterQueueSpec({plan.cluster_queue!r},
+                    flavors={{{plan.flavor!r}: {{'cpu': 8, 'memory': '32Gi'}}}}),
+                LocalQueueSpec({queue!r}, namespace={plan.namespace!r},
+                    cluster_queue={plan.cluster_queue!r}),
+            ])
+            """)
+        specs: list[Any] = [
+            ResourceFlavorSpec(plan.flavor, node_labels={}),
+            ClusterQueueSpec(
+                plan.cluster_queue, flavors={plan.flavor: {"cpu": 8, "memory": "32Gi"}}
+            ),
+            LocalQueueSpec(queue, plan.namespace, plan.cluster_queue),
+        ]
+        version = preferred_kueue_version(self.client)
+        new = [
+            s
+            for s in specs
+            if not self._exists(kueue_model(version, s.kind), s.name, getattr(s, "namespace", None))
+        ]
+        apply_all(self.client, specs)
+        for spec in new:
+            kind = kueue_model(version, spec.kind)
+            namespace = getattr(spec, "namespace", None)
+            undo = functools.partial(self._delete_and_wait, kind, spec.name, namespace)
+            self._remember(f"{spec.kind} {spec.name}", undo)
+        say.done(
+            f"ResourceFlavor {plan.flavor}, ClusterQueue {plan.cluster_queue} (8 CPUs, 32Gi), "
+            f"LocalQueue {plan.namespace}/{queue}"
+        )
+        self._setup_runtime()
+        self._show_queues()
+
+    def _setup_runtime(self) -> None:
+        from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime
+
+        plan, say = self.plan, self.say
+        if self._exists(ClusterTrainingRuntime, plan.runtime):
+            say.done(f"ClusterTrainingRuntime {plan.runtime} is installed already")
+            return
+        say.say(
+            f"Training jobs start from a runtime; this cluster has no {plan.runtime!r} "
+            "ClusterTrainingRuntime yet, so the admin adds one (PyTorch, torchrun on every node)."
+        )
+        runtime = ClusterTrainingRuntime.model_validate(
+            torch_distributed_runtime(plan.runtime, labels=CREATED_BY)
+        )
+        self.client.create(runtime)
+        self._remember(
+            f"ClusterTrainingRuntime {plan.runtime}",
+            lambda: self._delete_and_wait(ClusterTrainingRuntime, plan.runtime),
+        )
+        say.done(f"ClusterTrainingRuntime {plan.runtime}")
+
+    def _show_queues(self) -> None:
+        from flarekit import list_queues
+
+        self.say.say("The queues you can submit to:")
+        self.say.code(f"print(list_queues(client, {self.plan.namespace!r}))")
+        self.say.show(list_queues(self.client, self.plan.namespace))
+
+    def create_cluster(self) -> None:
+        """Describe a small Ray cluster and create it in the queue."""
+        from flarekit import Cluster, ClusterConfiguration
+        from flarekit_models.ray.v1 import RayCluster
+
+        plan, say = self.plan, self.say
+        say.step("Create a Ray cluster")
+        say.say(
+            "A ClusterConfiguration describes the cluster in a few parameters; it is checked "
+            "before anything is sent. apply() creates it (or updates it) on the cluster."
+        )
+        queue = f", local_queue={plan.queue!r}" if plan.queue else ""
+        say.code(f"""
+            config = ClusterConfiguration(name={plan.cluster_name!r}, num_workers=2,
+                head_cpu_requests=1, head_memory_requests=4,
+                worker_cpu_requests=1, worker_memory_requests=2{queue})
+            cluster = Cluster(config).apply()
+            """)
+        self._refuse_existing(
+            RayCluster, plan.cluster_name, plan.namespace, "pass another --prefix"
+        )
+        config = ClusterConfiguration(
+            name=plan.cluster_name,
+            namespace=plan.namespace,
+            image=plan.ray_image,
+            num_workers=2,
+            head_cpu_requests=1,
+            head_cpu_limits=1,
+            head_memory_requests=4,
+            head_memory_limits=4,
+            worker_cpu_requests=1,
+            worker_cpu_limits=1,
+            worker_memory_requests=2,
+            worker_memory_limits=2,
+            labels=dict(CREATED_BY),
+            local_queue=plan.queue,
+        )
+        self.cluster = cluster = Cluster(config, self.client)
+        self._remember(f"Ray cluster {plan.cluster_name}", self._down_cluster)
+        cluster.apply()
+        queued = (
+            f" in LocalQueue {cluster.config.local_queue}" if cluster.config.local_queue else ""
+        )
+        say.done(f"RayCluster {plan.namespace}/{plan.cluster_name} created{queued}")
+
+    def _down_cluster(self) -> None:
+        if self.cluster is not None:
+            self.cluster.down(wait=True, timeout=self.plan.delete_timeout, poll=0.2)
+
+    def wait_for_cluster(self) -> None:
+        plan, say = self.plan, self.say
+        assert self.cluster is not None
+        say.step("Wait for the Ray cluster to be ready")
+        say.say(
+            "Kueue admits the cluster when its queue has room; then KubeRay starts the head "
+            "and the workers."
+        )
+        say.code(f"cluster.wait_ready(timeout={plan.cluster_timeout:g})")
+        status = self.cluster.wait_ready(timeout=plan.cluster_timeout, poll=plan.poll)
+        say.show(status)
+
+    def show_details(self) -> None:
+        say = self.say
+        assert self.cluster is not None
+        say.step("Look at the cluster's details")
+        say.say(
+            "details() reads what the cluster reports: resources per group, the ray:// "
+            "address to connect to from inside the cluster, and the dashboard."
+        )
+        say.code("print(cluster.details())")
+        say.show(self.cluster.details())
+        say.say(
+            "From a pod in the cluster, ray.init(cluster.cluster_uri()) connects to it; "
+            "no Ray installation is needed on your side to manage it."
+        )
+
+    def submit_job(self) -> None:
+        from flarekit import TrainJob
+        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+        plan, say = self.plan, self.say
+        say.step("Submit a training job to the queue")
+        say.say(
+            f"A TrainJob runs a PyTorch function on 2 nodes from the {plan.runtime!r} runtime. "
+            "flarekit sends the function's source as the container's command, so there is no "
+            "image to build."
+        )
+        queue = f", local_queue={plan.queue!r}" if plan.queue else ""
+        image = f", image={plan.image!r}" if plan.image else ""
+        say.code(f"""
+            job = TrainJob({plan.job_name!r}, runtime={plan.runtime!r}, func=train_line,
+                func_args={{'epochs': 3}}, num_nodes=2, num_proc_per_node=1,
+                resources_per_node={{'cpu': 1, 'memory': '2Gi'}}{queue}{image})
+            job.submit()
+            """)
+        self._refuse_existing(TrainJobModel, plan.job_name, plan.namespace, "pass another --prefix")
+        job = TrainJob(
+            plan.job_name,
+            namespace=plan.namespace,
+            runtime=plan.runtime,
+            image=plan.image,
+            func=train_line,
+            func_args={"epochs": 3},
+            num_nodes=2,
+            num_proc_per_node=1,
+            resources_per_node={"cpu": 1, "memory": "2Gi"},
+            labels=dict(CREATED_BY),
+            local_queue=plan.queue,
+            client=self.client,
+        )
+        self.job = job
+        self._remember(
+            f"TrainJob {plan.job_name}",
+            lambda: self._delete_job(job, TrainJobModel),
+        )
+        job.submit()
+        say.done(f"TrainJob {plan.namespace}/{plan.job_name} submitted: {job.status().state.value}")
+
+    def _delete_job(self, job: TrainJob, model: Any) -> None:
+        job.delete()
+        self._delete_and_wait(model, job.name, self.plan.namespace)
+
+    def watch_job(self) -> None:
+        plan, say = self.plan, self.say
+        assert self.job is not None
+        say.step("Watch the training job finish and read its logs")
+        say.code(f"job.wait(timeout={plan.job_timeout:g})\nprint(job.logs())")
+        status = self.job.wait(timeout=plan.job_timeout, poll=plan.poll)
+        say.show(status)
+        logs = self.job.logs()
+        assert isinstance(logs, str)
+        say.say("The first node's log:")
+        say.show(logs or "(empty)")
+
+    def teardown(self) -> list[str]:
+        """Remove everything the steps created, newest first; returns what could not be."""
+        say = self.say
+        say.step("Tear everything down")
+        say.code("job.delete()\ncluster.down(wait=True)")
+        failures: list[str] = []
+        while self._undo:
+            what, undo = self._undo.pop()
+            try:
+                undo()
+            except Exception as exc:  # keep going: remove as much as possible
+                failures.append(f"{what}: {exc}")
+                say.done(f"could not remove {what}: {exc}")
+            else:
+                say.done(f"removed {what}")
+        return failures

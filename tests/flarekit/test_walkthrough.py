@@ -1,0 +1,202 @@
+"""The README's main job, ``python -m flarekit.walkthrough``: every step, exit 0, nothing left.
+
+It runs once as a new user would (a fresh process, no kubeconfig anywhere: the practice
+cluster), and in-process against a FakeCluster standing in for a real cluster through a
+kubeconfig, where the test itself checks that nothing was left behind, also after a failure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flarekit.testing import (
+    AppWrapperController,
+    FakeCluster,
+    KueueController,
+    RayClusterController,
+    TrainJobController,
+)
+from flarekit.walkthrough import main
+from flarekit.walkthrough._practice import leftovers
+
+STEPS = [
+    "1. Connect to a cluster",
+    "2. Set up Kueue queues, as a platform admin would",
+    "3. Create a Ray cluster",
+    "4. Wait for the Ray cluster to be ready",
+    "5. Look at the cluster's details",
+    "6. Submit a training job to the queue",
+    "7. Watch the training job finish and read its logs",
+    "8. Tear everything down",
+]
+_names = itertools.count()
+
+
+def test_runs_on_a_fresh_machine_without_a_cluster(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "FLAREKIT"))}
+    env |= {"HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "no-such-kubeconfig")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flarekit.walkthrough"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    positions = [out.index(step) for step in STEPS]
+    assert positions == sorted(positions)  # every step, in order
+    assert "9. Done" in out
+    assert "state          READY" in out
+    assert "Succeeded (AllJobsCompleted" in out
+    assert "epoch 3/3 loss=" in out  # the training job's log
+    for removed in ("TrainJob walkthrough-train", "Ray cluster walkthrough-ray",
+                    "LocalQueue walkthrough-queue", "ClusterQueue walkthrough-cluster-queue",
+                    "ResourceFlavor walkthrough-flavor",
+                    "ClusterTrainingRuntime torch-distributed"):  # fmt: skip
+        assert f"-> removed {removed}" in out
+    assert "-> checked: nothing is left on the practice cluster" in out
+    assert out.rstrip().splitlines()[-1].endswith("needs no cluster at all).")
+    assert "-> practice cluster stopped" in out
+    assert done.stderr == ""
+    assert not (tmp_path / ".kube").exists()
+
+
+def _cluster(**trainjob: object) -> FakeCluster:
+    return FakeCluster(
+        tick_interval=0.02,
+        controllers=[
+            KueueController(),
+            RayClusterController(ready_after=0.05),
+            TrainJobController(run_for=0.1, **trainjob),  # type: ignore[arg-type]
+            AppWrapperController(),
+        ],
+    )
+
+
+@pytest.fixture
+def users_cluster() -> Iterator[FakeCluster]:
+    with _cluster() as fc:
+        yield fc
+
+
+def _namespace(fc: FakeCluster) -> str:
+    name = f"team{next(_names)}"
+    fc.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+def _settled(fc: FakeCluster, expected: list[str] | None = None) -> list[str]:
+    """What is left once the simulated operators have removed pods and Workloads."""
+    deadline = time.monotonic() + 10
+    while leftovers(fc) != (expected or []) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return leftovers(fc)
+
+
+def test_on_a_users_cluster_with_queue_setup(
+    users_cluster: FakeCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ns = _namespace(users_cluster)
+    code = main(["--kubeconfig", str(users_cluster.kubeconfig_path), "--namespace", ns,
+                 "--setup-queues", "--local-queue", "ml", "--image", "example.com/train:1",
+                 "--poll", "0.05"])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    for step in STEPS:
+        assert step in out.out
+    assert f"LocalQueue {ns}/ml" in out.out
+    assert "practice" not in out.out.split("2. ")[1]  # no practice cluster was started
+    assert _settled(users_cluster) == []
+
+
+def test_on_a_users_cluster_with_its_own_queue(
+    users_cluster: FakeCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ns = _namespace(users_cluster)
+    api = "kueue.x-k8s.io/" + users_cluster.resource("clusterqueues").storage_version
+    admin = [
+        {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "nodes"}},
+        {
+            "apiVersion": api,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "shared"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory"],
+                        "flavors": [
+                            {
+                                "name": "nodes",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": "100"},
+                                    {"name": "memory", "nominalQuota": "1Ti"},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": api,
+            "kind": "LocalQueue",
+            "metadata": {"name": "default", "namespace": ns},
+            "spec": {"clusterQueue": "shared"},
+        },
+    ]
+    for obj in admin:
+        users_cluster.create(obj)
+    from flarekit.walkthrough._runtime import torch_distributed_runtime
+
+    users_cluster.create(torch_distributed_runtime())
+    before = leftovers(users_cluster)
+    code = main(["--kubeconfig", str(users_cluster.kubeconfig_path), "--namespace", ns,
+                 "--poll", "0.05"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Skipped: on a real cluster your admin has set up the queues already" in out
+    assert "default (default)" in out  # the queue listing
+    assert _settled(users_cluster, before) == before  # the admin's objects stay, ours are gone
+
+
+def test_a_failed_step_still_tears_down(capsys: pytest.CaptureFixture[str]) -> None:
+    with _cluster(fail=True, failure_message="CUDA out of memory") as fc:
+        ns = _namespace(fc)
+        code = main(["--kubeconfig", str(fc.kubeconfig_path), "--namespace", ns,
+                     "--setup-queues", "--poll", "0.05"])  # fmt: skip
+        captured = capsys.readouterr()
+        assert code == 1
+        assert captured.err.startswith("error: ") and len(captured.err.splitlines()) == 1
+        assert "CUDA out of memory" in captured.err
+        assert "8. Tear everything down" in captured.out
+        assert _settled(fc) == []
+
+
+def test_an_existing_cluster_of_the_same_name_is_not_taken_over(
+    users_cluster: FakeCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ns = _namespace(users_cluster)
+    mine = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+            "metadata": {"name": "walkthrough-ray", "namespace": ns},
+            "spec": {"headGroupSpec": {"template": {"spec": {"containers": [
+                {"name": "ray-head", "image": "rayproject/ray:2.47.1"}]}}}}}  # fmt: skip
+    users_cluster.create(mine)
+    code = main(["--kubeconfig", str(users_cluster.kubeconfig_path), "--namespace", ns,
+                 "--setup-queues", "--poll", "0.05"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "already exists" in err and "--prefix" in err
+    assert users_cluster.get("rayclusters", "walkthrough-ray", ns) is not None
+    made = ("LocalQueue", "ClusterQueue", "ResourceFlavor", "ClusterTrainingRuntime", "TrainJob")
+    assert [item for item in leftovers(users_cluster) if item.startswith(made)] == []
