@@ -4,6 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SCHEMA_MIRROR ?= ../shared/schemas
 export SCHEMA_MIRROR
+CODE := src generator tests benchmarks
 
 .PHONY: setup schemas generate test lint typecheck bench run clean
 
@@ -25,14 +26,14 @@ generate: schemas
 
 ## test: the whole suite, as CI runs it
 test: generate
-	$(PY) -m ruff check src generator tests
-	$(PY) -m black --check --quiet src generator tests
-	$(PY) -m mypy src generated generator
+	$(PY) -m ruff check $(CODE)
+	$(PY) -m black --check --quiet $(CODE)
+	$(PY) -m mypy src generated generator benchmarks
 	$(PY) -m pytest -q
 
 lint: setup
-	$(PY) -m ruff check src generator tests
-	$(PY) -m black --check src generator tests
+	$(PY) -m ruff check $(CODE)
+	$(PY) -m black --check $(CODE)
 
 typecheck: generate
 	$(PY) -m mypy src generated generator
