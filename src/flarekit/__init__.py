@@ -91,6 +91,12 @@ if TYPE_CHECKING:
         PropagationPolicy as PropagationPolicy,
     )
     from flarekit.client import (
+        PrunedFields as PrunedFields,
+    )
+    from flarekit.client import (
+        PrunedFieldsWarning as PrunedFieldsWarning,
+    )
+    from flarekit.client import (
         RetryPolicy as RetryPolicy,
     )
     from flarekit.client import (
@@ -155,6 +161,15 @@ if TYPE_CHECKING:
     )
     from flarekit.cluster import (
         list_all_queued as list_all_queued,
+    )
+    from flarekit.compat import (
+        FieldUnavailable as FieldUnavailable,
+    )
+    from flarekit.compat import (
+        ServerReleases as ServerReleases,
+    )
+    from flarekit.compat import (
+        negotiate as negotiate,
     )
     from flarekit.job import (
         DistributedJob as DistributedJob,
@@ -246,6 +261,8 @@ _PUBLIC: dict[str, str] = {
     "NotFound": "flarekit.client",
     "PatchType": "flarekit.client",
     "PropagationPolicy": "flarekit.client",
+    "PrunedFields": "flarekit.client",
+    "PrunedFieldsWarning": "flarekit.client",
     "RetryPolicy": "flarekit.client",
     "ServerError": "flarekit.client",
     "ServerWarning": "flarekit.client",
@@ -273,6 +290,9 @@ _PUBLIC: dict[str, str] = {
     "get_cluster": "flarekit.cluster",
     "list_all_clusters": "flarekit.cluster",
     "list_all_queued": "flarekit.cluster",
+    "FieldUnavailable": "flarekit.compat",
+    "ServerReleases": "flarekit.compat",
+    "negotiate": "flarekit.compat",
     "DistributedJob": "flarekit.job",
     "JobState": "flarekit.job",
     "JobStatus": "flarekit.job",

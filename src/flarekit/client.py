@@ -19,6 +19,7 @@ from flarekit._config import (
     login,
     logout,
 )
+from flarekit._dropped import PrunedFields, PrunedFieldsWarning
 from flarekit._errors import (
     AlreadyExists,
     ApiError,
@@ -58,6 +59,8 @@ __all__ = [
     "NotFound",
     "PatchType",
     "PropagationPolicy",
+    "PrunedFields",
+    "PrunedFieldsWarning",
     "RetryPolicy",
     "ServerError",
     "ServerWarning",

@@ -13,6 +13,11 @@ import flarekit.client
 import flarekit.cluster
 
 PUBLIC = [
+    "negotiate",
+    "ServerReleases",
+    "FieldUnavailable",
+    "PrunedFieldsWarning",
+    "PrunedFields",
     "ALL_NAMESPACES",
     "AdmissionState",
     "AlreadyExists",
