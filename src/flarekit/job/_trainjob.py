@@ -42,6 +42,12 @@ DEFAULT_RUNTIME = "torch-distributed"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+#: Parameters `TrainJob.from_existing` takes as read, under the attribute of the same name.
+_READ_AS_IS = (
+    "runtime", "runtime_kind", "image", "command", "args", "num_nodes", "num_proc_per_node",
+    "resources_per_node", "env", "labels", "annotations", "local_queue", "priority_class",
+    "active_deadline_seconds",
+)  # fmt: skip
 
 
 def _check_strings(report: ValidationReport, field: str, value: object) -> list[str]:
@@ -177,6 +183,7 @@ class TrainJob(HtmlStatus):
         self.active_deadline_seconds = active_deadline_seconds
         self._client = client
         self._runtime: Runtime | None = None
+        self._runtime_looked_up = False
         self._queue: str | None = local_queue
         self._submitted_namespace: str | None = None
         report = ValidationReport(f"TrainJob {name!r}")
@@ -466,8 +473,9 @@ class TrainJob(HtmlStatus):
         are written until the pod ends."""
         from flarekit._pods import list_pods, read_logs
 
-        job = self._runtime.trainer_job if self._runtime else "node"
-        container = self._runtime.trainer_container if self._runtime else "node"
+        runtime = self._runtime or self._look_up_runtime()
+        job = runtime.trainer_job if runtime else "node"
+        container = runtime.trainer_container if runtime else "node"
         selector = f"{JOBSET_LABEL}={self.name},{REPLICATED_JOB_LABEL}={job}"
         pods = list(list_pods(self.client, self.resolved_namespace, selector))
         chosen = _pod_of_node(pods, node)
@@ -485,6 +493,24 @@ class TrainJob(HtmlStatus):
             tail=tail,
         )
 
+    def _look_up_runtime(self) -> Runtime | None:
+        """The runtime the job names, read once for a job this object did not submit (an
+        attached one), so that logs come from the runtime's trainer job and container. None
+        when it cannot be read (deleted since, or not readable for this user): Trainer's
+        defaults (`node`, `node`) apply then."""
+        from flarekit._errors import Forbidden, NotFound
+        from flarekit.job._runtimes import RuntimeNotFound, get_runtime
+
+        if self._runtime_looked_up or not self.runtime:
+            return None
+        self._runtime_looked_up = True
+        with contextlib.suppress(RuntimeNotFound, Forbidden, NotFound):
+            self._runtime = get_runtime(
+                self.client, self.runtime, namespace=self.resolved_namespace,
+                kind=self.runtime_kind,
+            )  # fmt: skip
+        return self._runtime
+
     def delete(self) -> None:
         """Delete the job; Kubernetes removes its JobSet and pods."""
         from flarekit._errors import NotFound
@@ -494,6 +520,45 @@ class TrainJob(HtmlStatus):
                 self._model(), self.name, namespace=self.resolved_namespace,
                 propagation_policy="Foreground",
             )  # fmt: skip
+
+    # -- attaching -----------------------------------------------------------------------------
+
+    @classmethod
+    def from_existing(
+        cls, name: str, namespace: str | None = None, client: Client | None = None
+    ) -> TrainJob:
+        """Attach to a TrainJob on the cluster, submitted by flarekit or by anyone else.
+
+        One GET reads what maps to parameters (runtime, image, command, nodes, resources,
+        env, queue, ...; see `flarekit.job._trainjob_read`), tolerating any field missing;
+        it is not validated, since the job exists. Pod customisation is not read back.
+        ``status()``, ``wait()``, ``logs()`` (from the trainer of the runtime the job names,
+        read when first needed), ``stop()``, ``suspend()``/``resume()`` and ``delete()``
+        work on it; a missing job raises `NotFound`.
+        """
+        from flarekit._client import Client
+        from flarekit.job._trainjob_read import read_params
+        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+        client = client if client is not None else Client()
+        obj = client.get(TrainJobModel, name, namespace=namespace).to_dict()
+        params = read_params(obj)
+        job = cls.__new__(cls)
+        job.__dict__.update(
+            {key: params[key] for key in _READ_AS_IS},
+            func=None,
+            func_args={},
+            suspend_on_create=params["suspend"],
+            pod=PodOptions(),
+            _client=client,
+            _runtime=None,
+            _runtime_looked_up=False,
+            _queue=params["local_queue"],
+        )
+        job.name = params["name"] or name
+        job.namespace = params["namespace"] or namespace or client.namespace
+        job._submitted_namespace = job.namespace
+        return job
 
     # -- display ------------------------------------------------------------------------------
 
