@@ -155,28 +155,14 @@ def make_job(kind: str, params: Mapping[str, Any], client: Client | None) -> Ray
 def find_job(client: Client, namespace: str, name: str, kind: str | None) -> RayJob | TrainJob:
     """The RayJob or TrainJob `name` (``kind`` None: whichever exists; both is ambiguous)."""
     from flarekit import NotFound, RayJob, TrainJob
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
     found: list[RayJob | TrainJob] = []
     if kind in (None, "rayjob"):
         with contextlib.suppress(NotFound):
             found.append(RayJob.from_existing(name, namespace, client=client))
     if kind in (None, "trainjob"):
-        try:
-            obj = client.get(TrainJobModel, name, namespace=namespace).to_dict()
-        except NotFound:
-            pass
-        else:
-            ref = (obj.get("spec") or {}).get("runtimeRef") or {}
-            found.append(
-                TrainJob(
-                    name,
-                    namespace=namespace,
-                    runtime=str(ref.get("name") or "torch-distributed"),
-                    runtime_kind=ref.get("kind"),
-                    client=client,
-                )
-            )
+        with contextlib.suppress(NotFound):
+            found.append(TrainJob.from_existing(name, namespace, client=client))
     if len(found) > 1:
         raise UsageError(
             f"both a RayJob and a TrainJob are named {name!r} in namespace {namespace!r}: "
@@ -186,19 +172,6 @@ def find_job(client: Client, namespace: str, name: str, kind: str | None) -> Ray
         what = {"rayjob": "RayJob", "trainjob": "TrainJob", None: "RayJob or TrainJob"}[kind]
         raise JobNotFound(f"no {what} named {name!r} in namespace {namespace!r}")
     return found[0]
-
-
-def _with_runtime(job: TrainJob) -> TrainJob:
-    """Read the job's runtime, so that logs come from the runtime's trainer container."""
-    from flarekit.job import RuntimeNotFound, get_runtime
-
-    # TrainJob keeps the runtime it submitted with; an attached job reads it here. A runtime
-    # deleted since leaves Trainer's default trainer (`node`).
-    with contextlib.suppress(RuntimeNotFound):
-        job._runtime = get_runtime(
-            job.client, job.runtime, namespace=job.resolved_namespace, kind=job.runtime_kind
-        )
-    return job
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -234,7 +207,7 @@ def _logs(args: argparse.Namespace) -> int:
             raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
         text = job.logs(follow=args.follow, tail=args.tail)
     else:
-        text = _with_runtime(job).logs(node=args.node or 0, follow=args.follow, tail=args.tail)
+        text = job.logs(node=args.node or 0, follow=args.follow, tail=args.tail)
     if isinstance(text, str):
         kind = "RayJob" if isinstance(job, RayJob) else "TrainJob"
         data = {"kind": kind, "name": args.name, "namespace": namespace, "log": text}
