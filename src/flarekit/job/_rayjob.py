@@ -376,18 +376,10 @@ class RayJob:
     def _set_workload_active(
         self, client: Client, obj: RayJobModel, namespace: str, *, active: bool
     ) -> None:
-        from flarekit.kueue import workload_for
+        from flarekit.job._workload import set_workload_active
 
-        workload = workload_for(client, obj)
-        if workload is None:
-            raise RayJobError(
-                f"RayJob {namespace}/{self.name} is queued but Kueue has not made its "
-                "Workload yet; try again in a moment"
-            )
-        client.patch(
-            type(workload), workload.metadata.name, {"spec": {"active": active}},
-            namespace=namespace,
-        )  # fmt: skip
+        subject = f"RayJob {namespace}/{self.name}"
+        set_workload_active(client, obj, active=active, subject=subject, error=RayJobError)
 
     def delete(self) -> bool:
         """Delete the RayJob; KubeRay stops the Ray job, and a job-owned cluster goes with it.

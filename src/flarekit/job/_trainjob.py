@@ -4,8 +4,8 @@ Users say what to run (an image and command, or a function), on how many nodes w
 resources, and where it may be scheduled; flarekit checks all of it before any request
 (``num_nodes=-2`` and memory ``"lots"`` never reach the cluster), renders the TrainJob for the
 Trainer release the cluster runs (see `flarekit.job._podfield`), puts it in a Kueue queue when
-there is one, and then follows it: `status`, `wait`, `logs`, `suspend` / `resume`, `delete`.
-Everything renders offline too (`to_dict`, `to_yaml`).
+there is one, and then follows it: `status`, `wait`, `logs`, `stop` / `suspend`, `resume`,
+`delete`. Everything renders offline too (`to_dict`, `to_yaml`).
 """
 
 from __future__ import annotations
@@ -441,12 +441,44 @@ class TrainJob(HtmlStatus):
         return trainjob_status(final)
 
     def suspend(self) -> None:
-        """Hold the job (`spec.suspend: true`): its pods are removed until `resume()`."""
+        """Hold the job (`spec.suspend: true`): its pods are removed until `resume()`. Kueue
+        owns `spec.suspend` of a queued job; `stop()` stops those."""
         self._set_suspend(True)
 
     def resume(self) -> None:
-        """Let a suspended job run again (a queued job still waits for Kueue's admission)."""
-        self._set_suspend(False)
+        """Let a suspended or stopped job run again: a queued job's Workload is activated
+        again (and waits for Kueue's admission), another job is unsuspended."""
+        obj = self.client.get(self._model(), self.name, namespace=self.resolved_namespace)
+        if _queue_of(obj) is None:
+            self._set_suspend(False)
+        else:
+            self._set_workload_active(obj, active=True)
+
+    def stop(self) -> JobStatus:
+        """Stop the job and keep it; a finished job is left as it is. Returns the status
+        after the request; `resume()` starts it again.
+
+        A job queued by Kueue is stopped by deactivating its Workload (``spec.active:
+        false``), which makes Kueue evict it and suspend the job: Kueue owns ``spec.suspend``
+        of the jobs it queues and would start a merely suspended one again (see
+        `flarekit.job._workload`). A job outside any queue is suspended (`suspend()`).
+        Raises `LookupError` while Kueue has not made a queued job's Workload yet.
+        """
+        obj = self.client.get(self._model(), self.name, namespace=self.resolved_namespace)
+        current = trainjob_status(obj.to_dict())
+        if current.finished:
+            return current
+        if _queue_of(obj) is None:
+            self._set_suspend(True)
+        else:
+            self._set_workload_active(obj, active=False)
+        return self.status()
+
+    def _set_workload_active(self, obj: Any, *, active: bool) -> None:
+        from flarekit.job._workload import set_workload_active
+
+        subject = f"TrainJob {self.resolved_namespace}/{self.name}"
+        set_workload_active(self.client, obj, active=active, subject=subject)
 
     def _set_suspend(self, value: bool) -> None:
         self.client.patch(
@@ -580,6 +612,14 @@ class TrainJob(HtmlStatus):
         return (
             f"TrainJob(name={self.name!r}, namespace={self.namespace!r}, runtime={self.runtime!r})"
         )
+
+
+def _queue_of(obj: Any) -> str | None:
+    """The LocalQueue a TrainJob (as read) is queued in, from its Kueue label."""
+    from flarekit.kueue import QUEUE_LABEL
+
+    labels = getattr(getattr(obj, "metadata", None), "labels", None) or {}
+    return labels.get(QUEUE_LABEL) or None
 
 
 def _pod_of_node(pods: Sequence[PodInfo], node: int) -> str | None:

@@ -1,0 +1,45 @@
+"""Stopping and resuming a job that Kueue queues, through its Workload.
+
+Why: Kueue owns ``spec.suspend`` of every job it queues. It creates the job suspended and
+clears ``suspend`` when the job's Workload is admitted; a job suspended by hand while its
+Workload is admitted is simply started again. The one switch Kueue honours is the Workload's
+``spec.active``: ``false`` makes Kueue evict the Workload and suspend the job itself (and keep
+it so), ``true`` queues it again. RayJob and TrainJob stop and resume queued jobs this way; jobs
+outside any queue are suspended directly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flarekit._client import Client
+    from flarekit_models._base import KubeResource
+
+__all__ = ["set_workload_active"]
+
+
+def set_workload_active(
+    client: Client,
+    obj: KubeResource,
+    *,
+    active: bool,
+    subject: str,
+    error: type[Exception] = LookupError,
+) -> None:
+    """Set ``spec.active`` of the Workload Kueue made for `obj` (the job as read from the
+    cluster). Raises `error` naming `subject` (e.g. ``"TrainJob ns/name"``) while Kueue has
+    not made the Workload yet."""
+    from flarekit.kueue import workload_for
+
+    workload: Any = workload_for(client, obj)
+    if workload is None:
+        raise error(
+            f"{subject} is queued but Kueue has not made its Workload yet; try again in a moment"
+        )
+    client.patch(
+        type(workload),
+        workload.metadata.name,
+        {"spec": {"active": active}},
+        namespace=workload.metadata.namespace,
+    )
