@@ -32,7 +32,7 @@ from flarekit.cli._params import check_names, key_values, load_file, merge, pars
 if TYPE_CHECKING:
     from flarekit import Client, RayJob, TrainJob
 
-__all__ = ["JobNotFound", "JobNotReady", "register", "stop_trainjob"]
+__all__ = ["JobNotFound", "register"]
 
 KINDS = ("rayjob", "trainjob")
 #: Parameters the command line cannot give (Python objects).
@@ -41,10 +41,6 @@ _NOT_FROM_FILES = frozenset({"self", "client", "func", "func_args"})
 
 class JobNotFound(LookupError):
     """No RayJob or TrainJob of that name in the namespace."""
-
-
-class JobNotReady(RuntimeError):
-    """The job is not yet in a state that allows the command; the message says why."""
 
 
 def _kind_of(value: object, source: str) -> str:
@@ -219,45 +215,10 @@ def _logs(args: argparse.Namespace) -> int:
     return 0
 
 
-def stop_trainjob(job: TrainJob) -> Any:
-    """Stop a TrainJob and keep it; returns its status. A finished job is left as it is.
-
-    A job queued by Kueue is stopped by deactivating its Workload (``spec.active: false``):
-    Kueue owns ``spec.suspend`` of queued jobs and would start a merely suspended job again.
-    Other jobs are suspended (``spec.suspend: true``).
-    """
-    from flarekit.kueue import QUEUE_LABEL, workload_for
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-    status = job.status()
-    if status.finished:
-        return status
-    obj = job.client.get(TrainJobModel, job.name, namespace=job.resolved_namespace)
-    labels = dict(getattr(obj.metadata, "labels", None) or {})
-    if not labels.get(QUEUE_LABEL):
-        job.suspend()
-        return job.status()
-    workload = workload_for(job.client, obj)
-    if workload is None:
-        raise JobNotReady(
-            f"TrainJob {job.resolved_namespace}/{job.name} is queued but Kueue has not made "
-            "its Workload yet; try again in a moment"
-        )
-    job.client.patch(
-        type(workload),
-        workload.metadata.name,
-        {"spec": {"active": False}},
-        namespace=job.resolved_namespace,
-    )
-    return job.status()
-
-
 def _stop(args: argparse.Namespace) -> int:
-    from flarekit import RayJob
-
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
-    status = job.stop() if isinstance(job, RayJob) else stop_trainjob(job)
+    status = job.stop()
     emit(status, args.output, args.out)
     return 0
 
