@@ -29,6 +29,7 @@ __all__ = [
     "KueueVersion",
     "NotServed",
     "forget_served",
+    "get_bytes",
     "get_json",
     "preferred_kueue_version",
     "preferred_version",
@@ -73,8 +74,9 @@ def _not_installed(group: str) -> NotServed:
     return NotServed(group, f"{product} is not installed on this cluster (no {group} API group)")
 
 
-def get_json(client: Client, path: str, operation: Operation) -> Any:
-    """GET `path` through the client's ApiClient as JSON; None when the server answers 404.
+def get_bytes(client: Client, path: str, operation: Operation) -> bytes | None:
+    """GET `path` through the client's ApiClient as the raw JSON body; None when the server
+    answers 404 (for callers that fingerprint an answer before, or instead of, parsing it).
 
     Other answers raise flarekit's API errors (`Forbidden`, ...), unreachable servers
     `ServiceUnavailable`-style errors, as every client call does.
@@ -94,7 +96,7 @@ def get_json(client: Client, path: str, operation: Operation) -> Any:
             _request_timeout=30,
         )
         try:
-            body: Any = json.loads(raw.data or b"{}")
+            return bytes(raw.data or b"{}")
         finally:
             raw.release_conn()
     except ApiException as exc:
@@ -109,11 +111,20 @@ def get_json(client: Client, path: str, operation: Operation) -> Any:
         raise unavailable(
             operation, type(exc).__name__, f"cannot reach the API server: {exc}"
         ) from None
+
+
+def get_json(client: Client, path: str, operation: Operation) -> Any:
+    """GET `path` through the client's ApiClient as JSON; None when the server answers 404
+    (errors as for `get_bytes`; an answer that is not JSON is an `ApiError`)."""
+    raw = get_bytes(client, path, operation)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
     except ValueError:
         raise ApiError(
             operation, 200, "BadDiscovery", f"the answer to GET {path} is not JSON"
         ) from None
-    return body
 
 
 def _discover(client: Client, group: str) -> tuple[str, ...]:

@@ -24,8 +24,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flarekit._errors import ApiError, Forbidden, Operation
-from flarekit._served import FORGET_HOOKS, NotServed, get_json, served_versions
-from flarekit.compat._crd_match import crd_paths, match_release
+from flarekit._served import FORGET_HOOKS, NotServed, get_bytes, get_json, served_versions
+from flarekit.compat._crd_match import ServedCrd, match_release, served_crd
 from flarekit.compat._families import FAMILIES, Family, family, pinned_crds, served_kinds
 from flarekit.compat._releases import FamilyRelease, ServedVersion, ServerReleases
 
@@ -102,20 +102,27 @@ def _resources(client: Client, group: str, version: str) -> tuple[set[str], set[
     return kinds, stored
 
 
-def _read_crds(client: Client, fam: Family) -> tuple[dict[str, Any] | None, str, bool]:
-    """(the family's CRDs on the server by name, or None; why not; whether to cache that)."""
+def _read_crds(client: Client, fam: Family) -> tuple[dict[str, ServedCrd] | None, str, bool]:
+    """(the family's CRDs on the server by name, or None; why not; whether to cache that).
+
+    Each answer is analysed once per distinct content (`served_crd`), so a second client of
+    the same server only pays for the reads."""
     names = sorted({c["metadata"]["name"] for t in fam.tags for c in pinned_crds(fam.name, t)})
-    found: dict[str, Any] = {}
+    found: dict[str, ServedCrd] = {}
     for name in names:
         operation = Operation("get", "customresourcedefinitions.apiextensions.k8s.io", name)
         try:
-            crd = get_json(client, f"{CRD_PATH}/{name}", operation)
+            body = get_bytes(client, f"{CRD_PATH}/{name}", operation)
         except Forbidden:
             return None, "CRDs not readable: forbidden", True
         except ApiError as exc:
             return None, f"CRDs not readable: {exc}", False
-        if isinstance(crd, dict):
-            found[name] = crd
+        if body is None:
+            continue
+        try:
+            found[name] = served_crd(body)
+        except ValueError:
+            return None, f"CRDs not readable: the answer for {name} is not a JSON object", False
     if not found:
         return None, "CRDs not found", True
     return found, "", True
@@ -186,19 +193,20 @@ def _negotiate(client: Client, fam: Family) -> tuple[FamilyRelease, bool]:
     kinds = {v: k for v, (k, _) in listed.items()}
     crds, why, final = _read_crds(client, fam)
     if crds is not None:
-        crds = {n: c for n, c in crds.items() if _serves(c, mine)}
+        crds = {n: c for n, c in crds.items() if _serves(c.summary, mine)}
     if crds:
         match = match_release(fam, crds)
-        paths: dict[str, frozenset[str]] = {}
-        for crd in crds.values():
-            kind = (crd.get("spec") or {}).get("names", {}).get("kind", "")
-            for api_version, declared in crd_paths(crd).items():
-                paths[f"{api_version} {kind}"] = declared
+        paths = {
+            f"{api_version} {crd.kind}": declared
+            for crd in crds.values()
+            for api_version, declared in crd.paths.items()
+        }
+        summaries = {n: c.summary for n, c in crds.items()}
         exact = bool(match.exact)
         return (
             base(
                 how="crd" if exact else "closest",
-                versions=_versions_from_crds(mine, crds, kinds),
+                versions=_versions_from_crds(mine, summaries, kinds),
                 release=match.exact[0] if len(match.exact) == 1 else None,
                 candidates=match.exact if exact else match.closest,
                 similarity=match.similarity,
