@@ -5,7 +5,7 @@ a :class:`~flarekit.cluster.ClusterConfiguration` for a cluster made for the job
 KubeRay deletes when the job ends. Everything is checked before the first request
 (:class:`~flarekit.cluster.ConfigError` lists every problem, naming the parameter), the job
 renders to YAML without a cluster (:meth:`RayJob.to_yaml`), and a queued job's LocalQueue
-must exist before the job is created.
+or the RayCluster ``cluster_name`` names must exist before the job is created.
 
 Stopping: KubeRay stops a RayJob by suspension (``spec.suspend: true``): it stops the Ray
 job, deletes the job's cluster and submitter, and keeps the RayJob, which
@@ -20,6 +20,7 @@ an admitted job again), so :meth:`RayJob.stop` deactivates the job's Workload in
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -186,7 +187,9 @@ class RayJob:
         """Create the RayJob: validate everything, resolve the queue (a missing LocalQueue is
         an error before anything is created), then create it; returns ``self``.
 
-        A queued job is created suspended; Kueue starts it once admitted. A field the
+        A queued job is created suspended; Kueue starts it once admitted. A
+        ``cluster_name`` must name a RayCluster of the namespace (read first; where reading
+        RayClusters is forbidden, a warning says so and the job is submitted). A field the
         cluster's KubeRay release does not have is refused naming the parameter and the
         releases that have it (the request uses strict field validation, so nothing is
         created). An existing RayJob of the same name is not touched (``AlreadyExists``).
@@ -197,6 +200,8 @@ class RayJob:
 
         self.validate().raise_if_problems()
         client, namespace = self._connect()
+        if self.cluster_name is not None:
+            self._check_cluster_exists(client, namespace, self.cluster_name)
         queue = self._resolve_queue(client, namespace)
         data = rayjob_dict(self, namespace=namespace, queue=queue)
         model = prepare_write(
@@ -216,6 +221,47 @@ class RayJob:
                 raise unknown from exc
             raise
         return self
+
+    def _check_cluster_exists(self, client: Client, namespace: str, cluster: str) -> None:
+        """Refuse a ``cluster_name`` that names no RayCluster of the namespace, listing those
+        that exist: KubeRay would accept the RayJob and leave it waiting for the cluster.
+
+        One GET; a user who may not read RayClusters (403) may still be allowed to submit,
+        so a refused read warns and lets the submission go ahead.
+        """
+        from flarekit._errors import Forbidden, NotFound
+        from flarekit_models.ray.v1 import RayCluster
+
+        try:
+            client.get(RayCluster, cluster, namespace=namespace)
+            return
+        except Forbidden:
+            warnings.warn(
+                f"RayJob {self.name!r}: cannot check that cluster_name={cluster!r} names a "
+                f"RayCluster in namespace {namespace!r} (reading RayClusters is forbidden); "
+                "submitting anyway",
+                stacklevel=3,
+            )
+            return
+        except NotFound:
+            pass
+        try:
+            found = client.list(RayCluster, namespace=namespace)
+            names = sorted(str(c.metadata.name) for c in found if c.metadata is not None)
+            known = ", ".join(names) or "none"
+        except Forbidden:
+            known = "unknown (listing RayClusters is forbidden)"
+        except NotFound:
+            _raise_if_not_served(client)
+            known = "none"
+        problem = Problem(
+            "cluster_name",
+            cluster,
+            f"no RayCluster of that name in namespace {namespace!r}",
+            f"one of the RayClusters there: {known}; or cluster_config for a cluster made "
+            "for the job",
+        )
+        raise ConfigError([problem], f"RayJob {self.name!r}")
 
     def _resolve_queue(self, client: Client, namespace: str) -> str | None:
         if self.cluster_name is not None:

@@ -221,6 +221,7 @@ def test_unknown_job_and_ambiguous_names(fake: FakeCluster, namespace: str) -> N
     )
     assert flarekit(fake, "job", "delete", "ghost", "--ignore-not-found",
                     namespace=namespace).code == 0  # fmt: skip
+    assert flarekit(fake, "cluster", "apply", "c", namespace=namespace).code == 0
     ray = flarekit(fake, "job", "submit", "twin", "--kind", "rayjob", "--cluster-name", "c",
                    "--", "true", namespace=namespace)  # fmt: skip
     train = flarekit(fake, "job", "submit", "twin", "--kind", "trainjob", "--set", "suspend=true",
@@ -232,3 +233,4 @@ def test_unknown_job_and_ambiguous_names(fake: FakeCluster, namespace: str) -> N
     for kind in ("rayjob", "trainjob"):
         assert flarekit(fake, "job", "delete", "twin", "--kind", kind,
                         namespace=namespace).code == 0  # fmt: skip
+    assert flarekit(fake, "cluster", "down", "c", namespace=namespace).code == 0

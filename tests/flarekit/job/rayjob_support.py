@@ -43,6 +43,18 @@ def small_config(**overrides: Any) -> ClusterConfiguration:
     return ClusterConfiguration("ignored", **kwargs)
 
 
+def existing_cluster(fc: FakeCluster, ns: str, name: str, *, suspend: bool = False) -> None:
+    """A RayCluster `name` in `ns`, made outside the job (suspended: it never becomes ready,
+    so a job on it never starts)."""
+    from flarekit.cluster import render_raycluster
+
+    obj = render_raycluster(small_config()).to_dict()
+    obj["metadata"] = {"name": name, "namespace": ns}
+    if suspend:
+        obj["spec"]["suspend"] = True
+    fc.create(obj)
+
+
 def writes(fc: FakeCluster) -> int:
     """Requests that could change something (anything but GET)."""
     return sum(1 for r in fc.requests if r.method != "GET")

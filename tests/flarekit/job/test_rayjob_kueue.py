@@ -12,6 +12,7 @@ from rayjob_support import (
     TICK,
     client_for,
     deployment_status,
+    existing_cluster,
     new_namespace,
     seed_queues,
     small_config,
@@ -167,6 +168,7 @@ def test_stop_deactivates_the_workload_of_a_queued_job(
 
 
 def test_job_on_an_existing_cluster_is_not_queued(fc: FakeCluster, client: Client, ns: str) -> None:
+    existing_cluster(fc, ns, "shared")
     before = fc.request_count(path="/apis/kueue.x-k8s.io")
     job(ns, client, "on-shared", cluster_config=None, cluster_name="shared").submit()
     assert fc.request_count(path="/apis/kueue.x-k8s.io") == before  # no queue lookup

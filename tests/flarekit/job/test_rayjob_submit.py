@@ -12,6 +12,7 @@ from rayjob_support import (
     TICK,
     client_for,
     deployment_status,
+    existing_cluster,
     new_namespace,
     small_config,
     stored,
@@ -210,7 +211,8 @@ def test_a_job_that_keeps_its_cluster_cannot_be_suspended(
 
 
 def test_logs_before_the_submitter_starts(fc: FakeCluster, client: Client, ns: str) -> None:
-    job = RayJob("early", "python a.py", namespace=ns, cluster_name="missing", client=client)
+    existing_cluster(fc, ns, "held", suspend=True)  # never ready: the job never starts
+    job = RayJob("early", "python a.py", namespace=ns, cluster_name="held", client=client)
     job.submit()
     with pytest.raises(RayJobError, match="no submitter pod yet"):
         job.logs()
@@ -218,8 +220,9 @@ def test_logs_before_the_submitter_starts(fc: FakeCluster, client: Client, ns: s
 
 
 def test_http_mode_has_no_submitter_logs(fc: FakeCluster, client: Client, ns: str) -> None:
+    existing_cluster(fc, ns, "held", suspend=True)
     job = RayJob(
-        "http", "python a.py", namespace=ns, cluster_name="missing", submission_mode="HTTPMode",
+        "http", "python a.py", namespace=ns, cluster_name="held", submission_mode="HTTPMode",
         client=client,
     )  # fmt: skip
     job.submit()
@@ -289,6 +292,7 @@ def test_invalid_input_sends_no_request(fc: FakeCluster, client: Client, ns: str
 
 
 def test_a_taken_name_is_not_touched(fc: FakeCluster, client: Client, ns: str) -> None:
+    existing_cluster(fc, ns, "c", suspend=True)
     first = RayJob("taken", "python a.py", namespace=ns, cluster_name="c", client=client)
     first.submit()
     second = RayJob("taken", "python other.py", namespace=ns, cluster_name="c", client=client)
