@@ -145,18 +145,21 @@ class Cluster:
         """(RayCluster, AppWrapper) as stored; either may be None. Raises `NotFound` when
         neither exists."""
         from flarekit._errors import NotFound
-        from flarekit_models.appwrapper.v1beta2 import AppWrapper
+        from flarekit.cluster._wrapper import appwrapper_kind
         from flarekit_models.ray.v1 import RayCluster
 
         if self.config.appwrapper:
-            top = self.client.get(AppWrapper, self.appwrapper_name, namespace=self.namespace)
+            # In the version the server serves: v1beta2, or MCAD's v1beta1 (read as it is).
+            kind = appwrapper_kind(self.client)
+            top = self.client.get(kind, self.appwrapper_name, namespace=self.namespace)
             return self._get(RayCluster, self.name), top
         raycluster = self.client.get(RayCluster, self.name, namespace=self.namespace)
         owner = owning_appwrapper(_as_dict(raycluster))
         if not owner:
             return raycluster, None
         try:
-            return raycluster, self.client.get(AppWrapper, owner, namespace=self.namespace)
+            kind = appwrapper_kind(self.client)
+            return raycluster, self.client.get(kind, owner, namespace=self.namespace)
         except NotFound:
             return raycluster, None
 
@@ -217,7 +220,7 @@ class Cluster:
             dashboard = str(exc)
         return ClusterDetails(
             status=status,
-            kind="AppWrapper" if aw is not None else "RayCluster",
+            kind=_kind_of(aw),
             ray_version=described.ray_version,
             image=described.effective_image,
             cluster_uri=self.cluster_uri(),
@@ -247,14 +250,25 @@ class Cluster:
         AppWrapper) release the cluster runs (`FieldUnavailable` naming the option, nothing
         created; see `flarekit.compat.prepare_write`). `force=True` takes over fields another
         manager owns instead of raising `Conflict`.
+
+        On a cluster running the legacy MCAD AppWrapper (workload.codeflare.dev/v1beta1), a
+        wrapped cluster is written in v1beta1 and queued by MCAD, which dispatches it itself:
+        Kueue does not queue v1beta1 AppWrappers, so ``local_queue`` and ``priority_class``
+        are refused (`ConfigError`, nothing created) rather than written as labels nothing
+        would act on, and no default LocalQueue is looked up.
         """
         from flarekit.cluster._render import render
+        from flarekit.cluster._wrapper import appwrapper_version, is_mcad, refuse_kueue_options
         from flarekit.compat import prepare_write
         from flarekit.kueue import maybe_local_queue
 
         self.config.validate().raise_if_problems()
         namespace = self.namespace
-        queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
+        queue = None
+        if self.config.appwrapper and is_mcad(appwrapper_version(self.client)):
+            refuse_kueue_options(self.client, self.config)  # MCAD queues it, not Kueue
+        else:
+            queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
         config = dataclasses.replace(self.config, namespace=namespace, local_queue=queue)
         self._check_not_taken(config)
         model = prepare_write(
@@ -352,16 +366,19 @@ class Cluster:
         object is gone (`WaitTimeout` after `timeout` seconds, e.g. while finalizers hold it).
         """
         from flarekit._errors import NotFound
-        from flarekit_models.appwrapper.v1beta2 import AppWrapper
+        from flarekit.cluster._wrapper import appwrapper_kind
         from flarekit_models.ray.v1 import RayCluster
 
         kind: type[KubeResource]
         if self.config.appwrapper:
-            kind, name = AppWrapper, self.appwrapper_name
+            kind, name = appwrapper_kind(self.client), self.appwrapper_name
         else:
             owner = owning_appwrapper(_as_dict(self._get(RayCluster, self.name)))
             # Deleting a wrapped RayCluster alone would only make its AppWrapper recreate it.
-            kind, name = (AppWrapper, owner) if owner else (RayCluster, self.name)
+            if owner:
+                kind, name = appwrapper_kind(self.client), owner
+            else:
+                kind, name = RayCluster, self.name
         try:
             self.client.delete(kind, name, namespace=self.namespace)
         except NotFound:
@@ -437,6 +454,14 @@ class Cluster:
             return self._admission(wrapper if wrapper is not None else raycluster, status)
         except Exception:  # the timeout is the error to report; this is only a hint
             return None
+
+
+def _kind_of(wrapper: dict[str, Any] | None) -> str:
+    if wrapper is None:
+        return "RayCluster"
+    from flarekit.cluster._wrapper import is_mcad
+
+    return "AppWrapper (MCAD, v1beta1)" if is_mcad(wrapper) else "AppWrapper"
 
 
 def _status_line(status: ClusterStatus) -> str:

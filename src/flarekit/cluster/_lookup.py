@@ -3,7 +3,8 @@
 Why: clusters outlive notebooks, and many are made by someone else (a colleague, a pipeline,
 `kubectl apply`). `get_cluster` attaches to one and rebuilds its `ClusterConfiguration` from
 the stored object (also when the RayCluster sits inside an AppWrapper, or when the AppWrapper
-is still queued and has not made its RayCluster yet). The listings pair each AppWrapper with
+is still queued and has not made its RayCluster yet). AppWrappers are read in the version the
+server serves: v1beta2, or the legacy MCAD's v1beta1. The listings pair each AppWrapper with
 the RayCluster it made, so a wrapped cluster shows up once.
 """
 
@@ -57,10 +58,12 @@ def _client(client: Client | None) -> Client:
 
 
 def _raycluster_template(wrapper: Mapping[str, Any]) -> dict[str, Any] | None:
-    for component in (wrapper.get("spec") or {}).get("components") or []:
-        template = (component or {}).get("template") or {}
-        if isinstance(template, Mapping) and template.get("kind") == "RayCluster":
-            return dict(template)
+    """The RayCluster an AppWrapper (v1beta2, or MCAD's v1beta1) holds, as stored."""
+    from flarekit.cluster._wrapper import wrapped_templates
+
+    for template in wrapped_templates(wrapper):
+        if template.get("kind") == "RayCluster":
+            return template
     return None
 
 
@@ -72,7 +75,7 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
     RayCluster nor an AppWrapper holding a RayCluster of that name.
     """
     from flarekit.cluster._read import from_raycluster
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit.cluster._wrapper import appwrapper_kind
     from flarekit_models.ray.v1 import RayCluster
 
     client = _client(client)
@@ -90,14 +93,15 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
     candidates = [name] if raycluster is None else [wrapper_name] if wrapper_name else []
     for candidate in candidates:
         try:
-            wrapper = client.get(AppWrapper, candidate, namespace=ns).to_dict()
+            # In the version the server serves: v1beta2, or MCAD's v1beta1 (read as it is).
+            kind = appwrapper_kind(client)
+            wrapper = client.get(kind, candidate, namespace=ns).to_dict()
         except NotFound:
             continue
         template = _raycluster_template(wrapper)
         if template is not None:
             # The RayCluster inside may leave its name (and namespace) to the AppWrapper.
             template.setdefault("metadata", {}).setdefault("name", candidate)
-            wrapper["spec"]["components"] = [{"template": template}]
             source, wrapper_name = wrapper, candidate
     if source is None:
         raise _not_found(name, ns)
@@ -135,7 +139,7 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
     An AppWrapper holding a RayCluster is one row, with the RayCluster's state once it
     exists; an AppWrapper still waiting for admission is listed without one.
     """
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit.cluster._wrapper import appwrapper_kind
     from flarekit_models.ray.v1 import RayCluster
 
     client = _client(client)
@@ -143,7 +147,7 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
     rayclusters = _list_dicts(client, RayCluster, ns)
     wrappers = {
         str((w.get("metadata") or {}).get("name")): w
-        for w in _list_dicts(client, AppWrapper, ns)
+        for w in _list_dicts(client, appwrapper_kind(client), ns)
         if _raycluster_template(w) is not None
     }
     inside: dict[str, dict[str, Any]] = {}
@@ -161,7 +165,8 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
 
 def list_all_queued(namespace: str | None = None, client: Client | None = None) -> ClusterList:
     """The Ray clusters in `namespace` waiting for Kueue to admit them: suspended with a queue
-    label, or in an AppWrapper that is queued and not yet running."""
+    label, or in an AppWrapper that is queued and not yet running (on a cluster running
+    MCAD, AppWrappers waiting for MCAD to dispatch them: Kueue does not queue those)."""
     found = list_all_clusters(namespace, client)
     return ClusterList(
         (s for s in found if s.state is ClusterState.QUEUED), namespace=found.namespace

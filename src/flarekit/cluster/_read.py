@@ -105,12 +105,18 @@ def _unwrap(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], bo
     labels = _map(_map(data.get("metadata")).get("labels"))
     kueue = {k: v for k, v in labels.items() if k in (QUEUE_LABEL, PRIORITY_LABEL)}
     if kind == "AppWrapper":
-        for component in _list(_map(data.get("spec")).get("components")):
-            template = _map(_map(component).get("template"))
+        from flarekit.cluster._wrapper import is_mcad, wrapped_templates
+
+        for template in wrapped_templates(data):
             if template.get("kind") == "RayCluster":
-                return template, kueue, True
+                return dict(template), kueue, True
         name = _map(data.get("metadata")).get("name")
-        raise ValueError(f"AppWrapper {name!r} holds no RayCluster in spec.components[].template")
+        where = (
+            "spec.resources.GenericItems[].generictemplate"
+            if is_mcad(data)
+            else "spec.components[].template"
+        )
+        raise ValueError(f"AppWrapper {name!r} holds no RayCluster in {where}")
     if kind not in (None, "RayCluster"):
         raise ValueError(f"expected a RayCluster or an AppWrapper holding one, got kind {kind!r}")
     return dict(data), kueue, False
@@ -132,7 +138,8 @@ def _gcs(spec: Mapping[str, Any]) -> dict[str, Any]:
 def from_raycluster(
     obj: Any, *, extended_resource_mapping: Mapping[str, str] | None = None
 ) -> ClusterConfiguration:
-    """The configuration of a RayCluster, or of an AppWrapper holding one.
+    """The configuration of a RayCluster, or of an AppWrapper (v1beta2, or MCAD's v1beta1)
+    holding one.
 
     ``obj`` is a ``flarekit_models`` model or its Kubernetes JSON as a dict. Devices other
     than the built-in ones need ``extended_resource_mapping`` (as for the configuration).

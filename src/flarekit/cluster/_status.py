@@ -1,8 +1,9 @@
 """What state a Ray cluster is in, read from its RayCluster and, when wrapped, its AppWrapper.
 
 Why: KubeRay, Kueue and the AppWrapper controller each report a part of the story in their
-own words (`state: ready`, `spec.suspend`, `phase: Resuming`, conditions), and a fresh object
-has no `status` at all. Users want one answer: is it ready, starting, waiting in a queue,
+own words (`state: ready`, `spec.suspend`, `phase: Resuming`, conditions; MCAD's v1beta1
+AppWrapper `state: Pending`, `isdispatched`, its own conditions), and a fresh object has no
+`status` at all. Users want one answer: is it ready, starting, waiting in a queue,
 suspended or failed, how many workers are up, and where the head is. Everything here reads
 Kubernetes JSON (dicts) defensively: a missing field means "not reported yet", never a
 `KeyError`.
@@ -17,6 +18,7 @@ from typing import Any
 
 from flarekit._tables import HtmlStatus
 from flarekit.cluster._config import QUEUE_LABEL
+from flarekit.cluster._wrapper import MCAD_APPWRAPPER
 
 __all__ = [
     "APPWRAPPER_LABEL",
@@ -38,7 +40,7 @@ class ClusterState(StrEnum):
 
     READY = "READY"
     STARTING = "STARTING"
-    QUEUED = "QUEUED"  # waiting for Kueue to admit it
+    QUEUED = "QUEUED"  # waiting for Kueue to admit it (or, for an MCAD AppWrapper, MCAD)
     SUSPENDED = "SUSPENDED"  # suspended by someone, not waiting in a queue
     FAILED = "FAILED"
     UNKNOWN = "UNKNOWN"
@@ -92,7 +94,8 @@ class ClusterStatus(HtmlStatus):
 
     `workers_ready` / `workers_desired` are `None` until KubeRay reports them; `head_address`
     is the head Service's in-cluster DNS name once the head exists; `queue` is the Kueue
-    LocalQueue it was sent to; `appwrapper` names the AppWrapper holding it, if any.
+    LocalQueue it was sent to (None for an MCAD AppWrapper, which Kueue does not queue);
+    `appwrapper` names the AppWrapper holding it, if any.
     """
 
     name: str
@@ -188,10 +191,50 @@ def _appwrapper_state(
     return ClusterState.STARTING, f"AppWrapper phase {phase}" if phase else None
 
 
+def _last_condition(status: Mapping[str, Any]) -> dict[str, Any]:
+    """MCAD appends a condition per step; the last one says where it is now."""
+    found = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
+    return dict(found[-1]) if found else {}
+
+
+def _mcad_detail(status: Mapping[str, Any]) -> str:
+    last = _last_condition(status)
+    words = [str(last.get(k)) for k in ("type", "reason", "message") if last.get(k)]
+    text = ": ".join(dict.fromkeys(words))  # reason often repeats the type
+    return text or str(status.get("message") or "")
+
+
+def _mcad_state(wrapper: JSON, raycluster: JSON | None) -> tuple[ClusterState, str | None]:
+    """MCAD's AppWrapper (workload.codeflare.dev/v1beta1): `status.state` is empty until MCAD
+    has seen it, then Pending (in MCAD's queue, also after a requeue), Running or
+    RunningHoldCompletion (dispatched), Completed, Failed, or Deleted (MCAD gave up after its
+    requeuing limit and removed what it had created)."""
+    status = _map(_map(wrapper).get("status"))
+    state = str(status.get("state") or "")
+    detail = _mcad_detail(status)
+    suffix = f" ({detail})" if detail else ""
+    if state == "Failed":
+        return ClusterState.FAILED, detail or "MCAD reports the AppWrapper failed"
+    if state == "Deleted":
+        return ClusterState.FAILED, f"MCAD removed what the AppWrapper created{suffix}"
+    if state == "Completed":
+        return ClusterState.UNKNOWN, "the AppWrapper has finished (MCAD state Completed)"
+    dispatched = status.get("isdispatched") is True or state in ("Running", "RunningHoldCompletion")
+    if not dispatched:
+        if status.get("canrun") is True:
+            return ClusterState.STARTING, f"MCAD is dispatching it{suffix}"
+        seen = f"MCAD state {state}" if state else "MCAD has not queued it yet"
+        return ClusterState.QUEUED, f"waiting for MCAD to dispatch it: {seen}{suffix}"
+    if raycluster is not None:
+        return _raycluster_state(raycluster, None)
+    return ClusterState.STARTING, f"MCAD dispatched it (state {state or 'unknown'}){suffix}"
+
+
 def cluster_status(
     raycluster: JSON | None, appwrapper: JSON | None = None, *, name: str = "", namespace: str = ""
 ) -> ClusterStatus:
-    """The status of a RayCluster, or of an AppWrapper and the RayCluster it made (if any yet).
+    """The status of a RayCluster, or of an AppWrapper (v1beta2, or MCAD's v1beta1) and the
+    RayCluster it made (if any yet).
 
     Either object may lack `status`; at least one of them should be given (with neither, the
     state is UNKNOWN).
@@ -201,7 +244,11 @@ def cluster_status(
     name = str(meta.get("name") or name)
     namespace = str(meta.get("namespace") or namespace)
     queue = _map(meta.get("labels")).get(QUEUE_LABEL) or None
-    if appwrapper is not None:
+    mcad = appwrapper is not None and _map(appwrapper).get("apiVersion") == MCAD_APPWRAPPER
+    if mcad:
+        queue = None  # Kueue does not queue MCAD AppWrappers; a label there means nothing
+        state, reason = _mcad_state(_map(appwrapper), raycluster)
+    elif appwrapper is not None:
         state, reason = _appwrapper_state(appwrapper, raycluster, queue)
     elif raycluster is not None:
         state, reason = _raycluster_state(raycluster, queue)
