@@ -7,7 +7,9 @@ a distributed training job with the same settings, then both statuses read back.
 unchanged against FakeCluster serving each release set of the families flarekit negotiates
 with (one family at a time moved away from the newest release), with the simulated operators.
 Where it succeeds, the objects are read back through plain `CustomObjectsApi` and must carry
-every value the user set.
+every value the user set. On the legacy MCAD AppWrapper (v1beta1) the script stops before
+creating anything at `local_queue`: Kueue does not queue v1beta1 AppWrappers (MCAD dispatches
+them itself); without a queue the same cluster is written and read back in v1beta1.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ class ScriptResult:
     job_status: Any
 
 
-def user_script(client: Client, namespace: str, **cluster_options: Any) -> ScriptResult:
+def user_script(
+    client: Client, namespace: str, cluster_queue: str | None = QUEUE, **cluster_options: Any
+) -> ScriptResult:
     """A queued Ray cluster and a training job with a volume, node selector and toleration
     (`cluster_options`: more Ray cluster settings, for the refusal test)."""
     volume = {"name": "data", "persistentVolumeClaim": {"claimName": CLAIM}}
@@ -71,7 +75,7 @@ def user_script(client: Client, namespace: str, **cluster_options: Any) -> Scrip
         worker_tolerations=[TOLERATION],
         volumes=[volume],
         volume_mounts=[mount],
-        local_queue=QUEUE,
+        local_queue=cluster_queue,
         appwrapper=True,
         **cluster_options,
     )
@@ -116,17 +120,10 @@ class Expect:
     training: str = "trainjobs"  # the kind the DistributedJob becomes
     pod_field: str | None = "runtimePatches"  # where a TrainJob carries the pod settings
     wrapper: str = "workload.codeflare.dev/v1beta2"
-    runs_wrapped: bool = True  # an AppWrapper controller creates the RayCluster
+    #: The option the script stops at, before creating anything, and what the error says.
+    refused: str | None = None
+    refusal_says: tuple[str, ...] = ()
 
-
-#: MCAD (workload.codeflare.dev/v1beta1) is written through the v1beta2 -> v1beta1 conversion,
-#: but the Cluster facade reads the AppWrapper back in v1beta2 only.
-NEEDS_SERVED_VERSION_READS = pytest.mark.xfail(
-    strict=True,
-    reason="depends on the facades reading objects in the version the server serves (version "
-    "negotiation in the facades): Cluster.status() reads workload.codeflare.dev/v1beta2, which "
-    "MCAD v1.40.0 does not serve",
-)
 
 RELEASE_SETS: dict[str, Expect] = {
     "kuberay-v1.1.1": Expect(release_set(kuberay="v1.1.1")),
@@ -141,13 +138,13 @@ RELEASE_SETS: dict[str, Expect] = {
     "mcad-v1.40.0": Expect(
         release_set(appwrapper=None, appwrapper_mcad="v1.40.0"),
         wrapper="workload.codeflare.dev/v1beta1",
-        runs_wrapped=False,  # no MCAD controller is simulated
+        refused="local_queue",  # Kueue does not queue MCAD's AppWrappers
+        refusal_says=("MCAD release v1.40.0", "Kueue does not queue", "appwrapper=False"),
     ),
     "training-operator-v1.9.4-no-trainer": Expect(
         release_set(trainer=None), training="pytorchjobs", pod_field=None
     ),
 }
-MARKS = {"mcad-v1.40.0": [NEEDS_SERVED_VERSION_READS]}
 
 _namespaces = itertools.count()
 
@@ -310,13 +307,26 @@ def client_for(fc: FakeCluster) -> Client:
     return Client(from_kubeconfig(fc.kubeconfig_path), retry=retry)
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, id=n, marks=MARKS.get(n, [])) for n in sorted(RELEASE_SETS)]
-)
+def stops_before_any_write(fc: FakeCluster, namespace: str, expect: Expect) -> None:
+    """The script stops at `expect.refused` with nothing created."""
+    fc.clear_requests()
+    with client_for(fc) as client, pytest.raises(ConfigError) as caught:
+        user_script(client, namespace)
+    assert caught.value.fields == [expect.refused]
+    for words in expect.refusal_says:
+        assert words in str(caught.value)
+    assert stored(fc, namespace) == {}
+    assert [r for r in fc.requests if r.method != "GET"] == []
+
+
+@pytest.mark.parametrize("name", sorted(RELEASE_SETS))
 def test_the_user_script(clusters: dict[str, FakeCluster], name: str) -> None:
     expect = RELEASE_SETS[name]
     fc = cluster_for(clusters, name)
     namespace = fresh_namespace(fc)
+    if expect.refused is not None:
+        stops_before_any_write(fc, namespace, expect)
+        return
     with client_for(fc) as client:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a dropped field would be a PrunedFieldsWarning
@@ -335,11 +345,31 @@ def test_the_user_script(clusters: dict[str, FakeCluster], name: str) -> None:
             JobState.PENDING, JobState.SUSPENDED, JobState.RUNNING, JobState.SUCCEEDED
         )  # fmt: skip
         wait_for(lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded")
-        if expect.runs_wrapped:
-            wait_for(lambda: "rayclusters" in stored(fc, namespace), "the wrapped RayCluster")
-            [ray] = stored(fc, namespace)["rayclusters"]
-            assert carries_user_settings(ray) == []
-            wait_for(lambda: result.cluster.status().state is ClusterState.READY, "cluster ready")
+        wait_for(lambda: "rayclusters" in stored(fc, namespace), "the wrapped RayCluster")
+        [ray] = stored(fc, namespace)["rayclusters"]
+        assert carries_user_settings(ray) == []
+        wait_for(lambda: result.cluster.status().state is ClusterState.READY, "cluster ready")
+
+
+def test_mcad_runs_the_script_with_the_cluster_left_to_mcads_queue(
+    clusters: dict[str, FakeCluster],
+) -> None:
+    """Without `local_queue` the cluster is written in MCAD's v1beta1 and read back in it."""
+    fc = cluster_for(clusters, "mcad-v1.40.0")
+    namespace = fresh_namespace(fc)
+    with client_for(fc) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = user_script(client, namespace, cluster_queue=None)
+        [wrapper] = stored(fc, namespace)["appwrappers"]
+        assert wrapper["apiVersion"] == RELEASE_SETS["mcad-v1.40.0"].wrapper
+        assert QUEUE_LABEL not in (wrapper["metadata"].get("labels") or {})
+        assert carries_user_settings(wrapper) == []
+        # No MCAD controller is simulated: the AppWrapper waits in MCAD's queue.
+        assert result.cluster_status.state is ClusterState.QUEUED
+        assert result.cluster_status.queue is None
+        assert "waiting for MCAD to dispatch it" in str(result.cluster_status.reason)
+        wait_for(lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded")
 
 
 #: Release sets where the script with GCS fault tolerance stops, and the field it names.
@@ -352,7 +382,7 @@ def test_a_field_the_release_lacks_stops_the_script_before_any_write(
 ) -> None:
     fc = cluster_for(clusters, name)
     namespace = fresh_namespace(fc)
-    gcs = {"enable_gcs_ft": True, "redis_address": "redis:6379"}
+    gcs: dict[str, Any] = {"enable_gcs_ft": True, "redis_address": "redis:6379"}
     with client_for(fc) as client:
         if name not in GCS_REFUSED:
             user_script(client, namespace, **gcs)
