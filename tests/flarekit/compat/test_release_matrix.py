@@ -39,7 +39,7 @@ from flarekit.testing import (
 )
 from flarekit_models._crds import default_releases
 
-pytestmark = pytest.mark.slow  # about 3 s per release set, most of it version negotiation
+pytestmark = pytest.mark.slow  # about 2 s per release set: FakeCluster, CRD reads, the job run
 
 TICK = 0.02
 SELECTOR = {"node.kubernetes.io/instance-type": "gpu-a100"}
