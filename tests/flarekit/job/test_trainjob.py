@@ -218,21 +218,25 @@ def test_suspend_and_resume_without_kueue() -> None:
         assert _read(fc, "held")["spec"]["suspend"] is True  # type: ignore[index]
 
 
-def test_logs_of_a_node_and_following(v23: FakeCluster) -> None:
-    job = TrainJob("logged", client=client_for(v23), local_queue="lq", num_nodes=2).submit()
-    with pytest.raises(LookupError, match="no pod for node 0"):
-        job.logs()
-    for index in (0, 1):
-        labels = {
-            "jobset.sigs.k8s.io/jobset-name": "logged",
-            "jobset.sigs.k8s.io/replicatedjob-name": "node",
-            "batch.kubernetes.io/job-completion-index": str(index),
-        }
-        name = f"logged-node-0-{index}-test"
-        v23.add_pod("default", name, labels=labels, containers=["node"], phase="Running")
-        v23.append_log("default", name, f"rank {index} epoch 1\nrank {index} epoch 2")
-    assert job.logs(node=1) == "rank 1 epoch 1\nrank 1 epoch 2\n"
-    assert job.logs(tail=1) == "rank 0 epoch 2\n"
-    assert [p.index for p in job.pods()] == [0, 1]
-    v23.finish_pod("default", "logged-node-0-0-test")
-    assert list(job.logs(follow=True)) == ["rank 0 epoch 1", "rank 0 epoch 2"]
+def test_logs_of_a_node_and_following() -> None:
+    # No simulated Trainer: the only pods are those added here (one would add its own pods
+    # as soon as the job may run, racing with the test's).
+    with FakeCluster(releases={"trainer": "v2.3.0"}) as fc:
+        fc.create(torch_runtime())
+        job = TrainJob("logged", client=client_for(fc), num_nodes=2).submit()
+        with pytest.raises(LookupError, match="no pod for node 0"):
+            job.logs()
+        for index in (0, 1):
+            labels = {
+                "jobset.sigs.k8s.io/jobset-name": "logged",
+                "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                "batch.kubernetes.io/job-completion-index": str(index),
+            }
+            name = f"logged-node-0-{index}-test"
+            fc.add_pod("default", name, labels=labels, containers=["node"], phase="Running")
+            fc.append_log("default", name, f"rank {index} epoch 1\nrank {index} epoch 2")
+        assert job.logs(node=1) == "rank 1 epoch 1\nrank 1 epoch 2\n"
+        assert job.logs(tail=1) == "rank 0 epoch 2\n"
+        assert [p.index for p in job.pods()] == [0, 1]
+        fc.finish_pod("default", "logged-node-0-0-test")
+        assert list(job.logs(follow=True)) == ["rank 0 epoch 1", "rank 0 epoch 2"]
