@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
 from typing import TYPE_CHECKING, Any
 
 from flarekit._tables import text_table
@@ -43,34 +42,11 @@ def client_versions() -> dict[str, str]:
 
 
 def _get_json(client: Client, path: str) -> Any:
-    """GET `path` on the API server as JSON, with flarekit's errors."""
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
+    """GET `path` on the API server as JSON, with flarekit's errors (an empty object on 404)."""
+    from flarekit._errors import Operation
+    from flarekit._served import get_json
 
-    from flarekit._errors import Operation, error_from_response, unavailable
-
-    operation = Operation("get", path)
-    try:
-        raw = client.api_client.call_api(
-            path,
-            "GET",
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            response_type="object",
-            _return_http_data_only=True,
-            _preload_content=False,
-            _request_timeout=30,
-        )
-        try:
-            return json.loads(raw.data or b"{}")
-        finally:
-            raw.release_conn()
-    except ApiException as exc:
-        body = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
-        raise error_from_response(operation, int(exc.status or 0), body, None) from None
-    except (HTTPError, OSError) as exc:
-        why = f"cannot reach the API server: {exc}"
-        raise unavailable(operation, type(exc).__name__, why) from None
+    return get_json(client, path, Operation("get", path)) or {}
 
 
 def served_groups(client: Client, everything: bool = False) -> list[dict[str, Any]]:
