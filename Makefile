@@ -4,9 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SCHEMA_MIRROR ?= ../shared/schemas
 export SCHEMA_MIRROR
-CODE := src generator tests benchmarks
+CODE := src generator tests benchmarks controlplane
 
-.PHONY: setup schemas generate test lint typecheck bench run clean
+.PHONY: setup schemas generate control-plane test lint typecheck bench run clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,11 +24,15 @@ schemas: setup
 generate: schemas
 	$(PY) -m flarekit_generator generate
 
+## control-plane: build the real control plane (and operators) from controlplane/ into the cache
+control-plane:
+	$(PYTHON) controlplane/build.py
+
 ## test: the whole suite, as CI runs it
-test: generate
+test: generate control-plane
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
-	$(PY) -m mypy src generated generator benchmarks
+	$(PY) -m mypy src generated generator benchmarks controlplane/build.py
 	$(PY) -m pytest -q
 
 lint: setup

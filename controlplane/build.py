@@ -1,0 +1,299 @@
+"""Build the test control plane (and the operators) from their Go modules, into a cache.
+
+Every Go module under `controlplane/` (this folder and each `controlplane/operators/*/`) lists
+the programs it builds as `tool` lines in its `go.mod`; `go.mod` and `go.sum` pin every
+version. This script builds each module's tools into
+
+    <cache>/go/<module>-<key>/bin/
+
+where `<cache>` is `$FLAREKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/flarekit`, else
+`~/.cache/flarekit`, and `<key>` hashes the module's pins, sources, the Go release and the
+build flags: a build is reused until one of them changes, and two checkouts with the same
+pins share it. Binaries never go into the repository.
+
+    python controlplane/build.py              # build what is missing, show progress and time
+    python controlplane/build.py --dir NAME   # print the bin folder of module NAME, build nothing
+    python controlplane/build.py --list       # every module, its key and whether it is built
+
+Without Go on the PATH it prints one line and exits 0, unless `CI=true`, where a control plane
+that cannot be built is an error. Standard library only: it runs before any virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FLAGS = ("-trimpath",)
+LDFLAGS = "-s -w"
+# Builds must use exactly the pinned versions: never edit go.mod or go.sum, never ask a
+# checksum database for modules whose sums go.sum already has.
+GO_ENV = {"GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("FLAREKIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "flarekit"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@dataclass(frozen=True)
+class Module:
+    """One Go module of this folder: its name, where it is, and its cache key."""
+
+    name: str
+    path: Path
+
+    def sources(self) -> list[Path]:
+        """go.mod, go.sum, stamps.txt and the module's own Go files (not nested modules')."""
+        found = [self.path / "go.mod", self.path / "go.sum"]
+        if (self.path / "stamps.txt").exists():
+            found.append(self.path / "stamps.txt")
+        for file in sorted(self.path.rglob("*.go")):
+            folders = file.relative_to(self.path).parents
+            if not any((self.path / f / "go.mod").exists() for f in folders if f != Path(".")):
+                found.append(file)
+        return found
+
+    def key(self, go_version: str) -> str:
+        digest = hashlib.sha256()
+        settings = f"{go_version}\n{' '.join(FLAGS)}\n{LDFLAGS}\n{sorted(GO_ENV.items())}\n"
+        digest.update(settings.encode())
+        for file in self.sources():
+            digest.update(file.relative_to(self.path).as_posix().encode() + b"\0")
+            digest.update(file.read_bytes() + b"\0")
+        return digest.hexdigest()[:16]
+
+    def directory(self, go_version: str) -> Path:
+        return cache_root() / "go" / f"{self.name}-{self.key(go_version)}"
+
+    def requirements(self) -> dict[str, str]:
+        """Module path -> version, from go.mod's require lines."""
+        found: dict[str, str] = {}
+        block = False
+        for raw in (self.path / "go.mod").read_text().splitlines():
+            line = raw.split("//")[0].strip()
+            if line == "require (":
+                block = True
+            elif block and line == ")":
+                block = False
+            elif block and len(line.split()) == 2:
+                found[line.split()[0]] = line.split()[1]
+            elif line.startswith("require ") and len(line.split()) == 3:
+                found[line.split()[1]] = line.split()[2]
+        return found
+
+    def ldflags(self) -> str:
+        """`-s -w` and the `-X` version stamps of stamps.txt, with versions filled in."""
+        stamps = self.path / "stamps.txt"
+        flags = [LDFLAGS]
+        if not stamps.exists():
+            return LDFLAGS
+        versions = self.requirements()
+
+        def fill(match: re.Match[str]) -> str:
+            module, _, part = match.group(1).partition(":")
+            if module not in versions:
+                raise SystemExit(f"{stamps}: {module} is not required in go.mod")
+            numbers = versions[module].lstrip("v").split(".")
+            return {"": versions[module], "major": numbers[0], "minor": numbers[1]}[part]
+
+        for raw in stamps.read_text().splitlines():
+            line = raw.strip()
+            if line and not line.startswith("#"):
+                symbol, value = line.split(maxsplit=1)
+                flags.append(f"-X {symbol}={re.sub(r'{([^}]+)}', fill, value)}")
+        return " ".join(flags)
+
+    def tools(self) -> list[str]:
+        """The import paths listed as `tool` in go.mod."""
+        tools: list[str] = []
+        block = False
+        for raw in (self.path / "go.mod").read_text().splitlines():
+            line = raw.split("//")[0].strip()
+            if line == "tool (":
+                block = True
+            elif block and line == ")":
+                block = False
+            elif block and line:
+                tools.append(line)
+            elif line.startswith("tool "):
+                tools.append(line.split()[1])
+        return tools
+
+
+def modules() -> list[Module]:
+    found = [Module("controlplane", HERE)]
+    operators = HERE / "operators"
+    if operators.is_dir():
+        found += [
+            Module(p.name, p) for p in sorted(operators.iterdir()) if (p / "go.mod").is_file()
+        ]
+    return found
+
+
+def go_version(go: str) -> str:
+    out = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(GO_ENV)
+    return env
+
+
+class Progress:
+    """One status line per module: packages compiled out of those the build needs."""
+
+    def __init__(self, name: str, total: int) -> None:
+        self.name, self.total, self.done = name, max(total, 1), 0
+        self.tty = sys.stdout.isatty()
+        self.last_tenth = -1
+
+    def step(self, package: str) -> None:
+        self.done += 1
+        percent = min(100, 100 * self.done // self.total)
+        if self.tty:
+            sys.stdout.write(f"\r  {self.name}: {percent:3d}% {package[-60:]:<60}")
+            sys.stdout.flush()
+        elif percent // 10 != self.last_tenth:
+            self.last_tenth = percent // 10
+            print(f"  {self.name}: {percent}% ({self.done} packages compiled)", flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            sys.stdout.write("\r" + " " * 80 + "\r")
+            sys.stdout.flush()
+
+
+def _forget_old_builds(module: Module, keep: Path, count: int = 3) -> None:
+    """Remove all but the newest `count` builds of a module (other pins, older Go)."""
+    builds = [
+        p
+        for p in keep.parent.glob(f"{module.name}-*")
+        if p.is_dir() and p != keep and ".tmp" not in p.name
+    ]
+    builds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[count - 1 :]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def build(module: Module, go: str, version: str) -> Path:
+    """Build `module`'s tools into the cache unless they are there; returns the bin folder."""
+    target = module.directory(version)
+    done = target / "bin" / ".complete"
+    if done.exists():
+        print(f"  {module.name}: cached in {target}", flush=True)
+        if module.name == "controlplane":
+            (cache_root() / "go" / "controlplane.current").write_text(f"{target / 'bin'}\n")
+        return target / "bin"
+    tools = module.tools()
+    if not tools:
+        raise SystemExit(f"{module.path / 'go.mod'} lists no `tool` to build")
+    started = time.monotonic()
+    env = _env()
+    listed = subprocess.run(
+        [go, "list", "-deps", *tools], cwd=module.path, env=env, capture_output=True, text=True
+    )
+    if listed.returncode != 0:
+        raise SystemExit(f"{module.name}: go list failed:\n{listed.stderr.strip()}")
+    progress = Progress(module.name, len(listed.stdout.split()))
+    staging = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "bin").mkdir(parents=True)
+    command = [
+        go,
+        "build",
+        "-v",
+        *FLAGS,
+        f"-ldflags={module.ldflags()}",
+        "-o",
+        str(staging / "bin") + os.sep,
+        *tools,
+    ]
+    proc = subprocess.Popen(
+        command,
+        cwd=module.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    errors: list[str] = []
+    for line in proc.stdout:
+        line = line.rstrip()
+        if line and " " not in line and not line.startswith("#"):
+            progress.step(line)
+        else:
+            errors.append(line)
+    progress.close()
+    if proc.wait() != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        tail = "\n".join(errors[-40:])
+        raise SystemExit(f"{module.name}: go build failed:\n{tail}")
+    (staging / "bin" / ".complete").write_text("".join(f"{t}\n" for t in tools) + f"{version}\n")
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    _forget_old_builds(module, keep=target)
+    if module.name == "controlplane":
+        # What flarekit.testing.ControlPlane finds when no folder is configured.
+        (cache_root() / "go" / "controlplane.current").write_text(f"{target / 'bin'}\n")
+    print(f"  {module.name}: built in {time.monotonic() - started:.0f} s -> {target}", flush=True)
+    return target / "bin"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", metavar="MODULE", help="print MODULE's bin folder and exit")
+    parser.add_argument("--list", action="store_true", help="list modules and their state")
+    parser.add_argument("modules", nargs="*", help="modules to build (default: all)")
+    args = parser.parse_args(argv)
+    go = shutil.which("go")
+    if go is None:
+        message = "go is not on the PATH: the real control plane cannot be built here"
+        if in_ci():
+            print(f"error: {message} (CI=true requires it)", file=sys.stderr)
+            return 1
+        print(f"skipped: {message}; its tests will be skipped", file=sys.stderr)
+        return 0
+    version = go_version(go)
+    known = {m.name: m for m in modules()}
+    if args.dir is not None:
+        if args.dir not in known:
+            print(f"unknown module {args.dir!r}: one of {', '.join(known)}", file=sys.stderr)
+            return 2
+        print(known[args.dir].directory(version) / "bin")
+        return 0
+    if args.list:
+        for module in known.values():
+            built = (module.directory(version) / "bin" / ".complete").exists()
+            print(f"{module.name}\t{module.key(version)}\t{'built' if built else 'missing'}")
+        return 0
+    chosen = [known[n] for n in args.modules] if args.modules else list(known.values())
+    started = time.monotonic()
+    print(f"Go modules under controlplane/ ({version}, cache {cache_root() / 'go'}):")
+    for module in chosen:
+        build(module, go, version)
+    print(f"control plane and operators ready in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
