@@ -33,6 +33,9 @@ other than bearer tokens.
 
 from flarekit.testing._auth import Rule, rule
 from flarekit.testing._controllers import Controller
+from flarekit.testing._controlplane import ControlPlane, NodePool, NotSupportedByRealServer
+from flarekit.testing._cp_assets import AssetsNotFound
+from flarekit.testing._cp_process import ComponentFailed
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, RecordedRequest
 from flarekit.testing._resources import CRDError
@@ -49,13 +52,18 @@ from flarekit.testing._store import Event
 __all__ = [
     "ApiError",
     "AppWrapperController",
+    "AssetsNotFound",
     "CRDError",
+    "ComponentFailed",
+    "ControlPlane",
     "Controller",
     "Event",
     "FakeCluster",
     "FaultRule",
     "KueueController",
     "ManualClock",
+    "NodePool",
+    "NotSupportedByRealServer",
     "PyTorchJobController",
     "RayClusterController",
     "RayJobController",

@@ -1,0 +1,75 @@
+"""Fixtures every test folder may use: the real control plane, shared by the whole session.
+
+`control_plane` is one `flarekit.testing.ControlPlane` (real etcd, kube-apiserver, controllers,
+scheduler and KWOK nodes, serving the default upstream releases) for the whole run; tests take
+their own namespace in it. Its binaries come from `FLAREKIT_CONTROLPLANE_ASSETS` or
+`KUBEBUILDER_ASSETS` when set, else from the cache that `make control-plane` fills. When they
+are missing the tests that need them are skipped with the reason, except in CI (`CI=true`),
+where a control plane that cannot be built or started fails the run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flarekit.testing import ControlPlane
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def built_controlplane() -> tuple[Path | None, str]:
+    """The bin folder `make control-plane` builds for this checkout's pins, and if it is
+    missing, why."""
+    for env in ("FLAREKIT_CONTROLPLANE_ASSETS", "KUBEBUILDER_ASSETS"):
+        if os.environ.get(env):
+            return Path(os.environ[env]), ""
+    go = shutil.which("go")
+    if go is None:
+        return None, "Go is not installed: the real control plane cannot be built here"
+    spec = importlib.util.spec_from_file_location(
+        "controlplane_build", REPO / "controlplane" / "build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = build  # dataclasses look their module up there
+    spec.loader.exec_module(build)
+    folder = (
+        Path(build.Module("controlplane", REPO / "controlplane").directory(build.go_version(go)))
+        / "bin"
+    )
+    if not (folder / ".complete").exists():
+        return None, f"the control plane is not built: run `make control-plane` (expected {folder})"
+    return folder, ""
+
+
+def need_controlplane() -> Path:
+    folder, why = built_controlplane()
+    if folder is None:
+        if in_ci():
+            pytest.fail(f"CI=true: {why}", pytrace=False)
+        pytest.skip(why)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def controlplane_binaries() -> Path:
+    """The folder with the control plane's programs (skips, or fails in CI, without it)."""
+    return need_controlplane()
+
+
+@pytest.fixture(scope="session")
+def control_plane(controlplane_binaries: Path) -> Iterator[ControlPlane]:
+    """The session's real control plane (default upstream releases, two fake GPU nodes)."""
+    with ControlPlane(binaries=controlplane_binaries) as plane:
+        yield plane

@@ -1,0 +1,340 @@
+"""ControlPlane: the real programs start, answer as a cluster does, and leave nothing behind.
+
+The session's control plane (`control_plane`, tests/conftest.py) serves the checks of what it
+is; the lifecycle checks start their own small ones (no CRDs, no nodes) so that stopping them
+can be observed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import kubernetes
+import pytest
+
+from flarekit import Client, Forbidden, from_kubeconfig, from_token
+from flarekit.testing import ComponentFailed, ControlPlane, NotSupportedByRealServer, rule
+from flarekit_models.kueue.v1beta2 import LocalQueue
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for every purpose but the process table.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmdline and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return [pid for pid in found if _alive(pid)]
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout} s: {check.__doc__ or check}")
+        time.sleep(0.1)
+
+
+# -- lifecycle ------------------------------------------------------------------------------
+
+
+def test_stop_leaves_no_process_and_no_directory(controlplane_binaries: Path) -> None:
+    plane = ControlPlane(crds=[], nodes=(), binaries=controlplane_binaries)
+    with plane:
+        pids = dict(plane.started_pids)
+        directory = plane.directory
+        assert {"etcd", "kube-apiserver"} <= set(pids)
+        assert all(_alive(pid) for pid in pids.values())
+        assert directory.is_dir()
+    assert not any(_alive(pid) for pid in pids.values()), pids
+    assert not directory.exists()
+    assert _processes_mentioning(str(directory)) == []
+
+
+def test_failed_start_leaves_no_process_and_no_directory(
+    tmp_path: Path, controlplane_binaries: Path
+) -> None:
+    """kube-apiserver exits at once: etcd, already running, is stopped and the directory
+    removed, and the error carries the failing program's output."""
+    real = controlplane_binaries
+    broken = tmp_path / "bin"
+    broken.mkdir()
+    (broken / "etcd").symlink_to(real / "etcd")
+    fake_apiserver = broken / "kube-apiserver"
+    fake_apiserver.write_text(
+        "#!/bin/sh\necho 'refusing to start: broken on purpose' >&2\nexit 3\n"
+    )
+    fake_apiserver.chmod(0o755)
+    plane = ControlPlane(crds=[], nodes=(), binaries=broken, start_timeout=20)
+    with pytest.raises(ComponentFailed, match="broken on purpose"):
+        plane.start()
+    assert plane.last_directory is not None
+    assert not plane.last_directory.exists()
+    assert "etcd" in plane.started_pids
+    assert not any(_alive(pid) for pid in plane.started_pids.values())
+    assert _processes_mentioning(str(plane.last_directory)) == []
+
+
+def test_envtest_assets_run_without_controllers_and_nodes(
+    tmp_path: Path, controlplane_binaries: Path
+) -> None:
+    """A KUBEBUILDER_ASSETS folder as envtest ships it (etcd and kube-apiserver): the API
+    works, and pods are said to be unsupported rather than left pending silently."""
+    real = controlplane_binaries
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    for name in ("etcd", "kube-apiserver"):
+        shutil.copy(real / name, assets / name)
+    with ControlPlane(crds=[], binaries=assets) as plane:
+        assert plane.assets.missing == ["kube-controller-manager", "kube-scheduler", "kwok"]
+        assert set(plane.started_pids) == {"etcd", "kube-apiserver"}
+        assert plane.get("namespaces", "default") is not None
+        plane.add_pod("default", "p")
+        with pytest.raises(NotSupportedByRealServer, match="kwok"):
+            plane.start_pod("default", "p")
+
+
+# -- what the session's control plane is ---------------------------------------------------
+
+
+@pytest.fixture
+def namespace(control_plane: ControlPlane) -> str:
+    name = f"cp-{uuid.uuid4().hex[:8]}"
+    control_plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+def test_crds_of_the_default_releases_are_established(control_plane: ControlPlane) -> None:
+    crds = control_plane.objects("customresourcedefinitions")
+    names = {c["metadata"]["name"] for c in crds}
+    assert {
+        "rayclusters.ray.io",
+        "clusterqueues.kueue.x-k8s.io",
+        "trainjobs.trainer.kubeflow.org",
+    } <= names
+    for crd in crds:
+        conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+        assert conditions.get("Established") == "True", crd["metadata"]["name"]
+
+
+def test_restricted_user_gets_forbidden_naming_verb_resource_and_namespace(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    client = Client(
+        from_token(control_plane.url, control_plane.restricted_token, ca_file=control_plane.ca_path)
+    )
+    with pytest.raises(Forbidden) as caught:
+        client.get(LocalQueue, "anything", namespace=namespace)
+    assert caught.value.code == 403
+    text = str(caught.value)
+    assert "get" in text and "localqueues.kueue.x-k8s.io" in text and namespace in text
+    assert caught.value.operation.verb == "get"
+    assert caught.value.operation.namespace == namespace
+    # The server's own words name the user it refused.
+    assert "flarekit-restricted" in caught.value.message
+
+
+def test_added_user_may_do_what_its_rules_allow(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    token = control_plane.add_user(
+        f"reader-{namespace}",
+        allow=[rule(["get", "list"], "localqueues", group="kueue.x-k8s.io", namespace=namespace)],
+    )
+    client = Client(from_token(control_plane.url, token, ca_file=control_plane.ca_path))
+    assert list(client.list(LocalQueue, namespace=namespace)) == []
+    with pytest.raises(Forbidden):
+        list(client.list(LocalQueue, namespace="default"))
+
+
+def test_client_certificates_authenticate(control_plane: ControlPlane) -> None:
+    kubeconfig = control_plane.certificate_kubeconfig("cert-user", ("team-a",))
+    api = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+    review = kubernetes.client.AuthenticationV1Api(api).create_self_subject_review(
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    )
+    assert review.status.user_info.username == "cert-user"
+    assert "team-a" in review.status.user_info.groups
+    # Without rights, the certificate's user is refused like any other.
+    with pytest.raises(Forbidden):
+        list(Client(from_kubeconfig(kubeconfig)).list(LocalQueue, namespace="default"))
+
+
+def test_deny_and_faults_are_refused_with_what_to_do(control_plane: ControlPlane) -> None:
+    with pytest.raises(NotSupportedByRealServer, match="add_user"):
+        control_plane.deny("get", "pods")
+    with pytest.raises(NotSupportedByRealServer):
+        control_plane.inject("/api/v1/pods")
+
+
+# -- nodes, pods, controllers --------------------------------------------------------------
+
+
+def test_fake_nodes_have_the_capacity_asked_for(control_plane: ControlPlane) -> None:
+    nodes = control_plane.objects("nodes")
+    assert len(nodes) == 2
+    for node in nodes:
+        assert node["status"]["allocatable"]["nvidia.com/gpu"] == "4"
+        assert node["status"]["capacity"]["cpu"] == "16"
+        ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready and ready[0]["status"] == "True"
+
+
+def test_pod_is_scheduled_and_runs(control_plane: ControlPlane, namespace: str) -> None:
+    control_plane.add_pod(namespace, "p", phase="Running")
+    pod = control_plane.get("pods", "p", namespace)
+    assert pod is not None
+    assert pod["spec"]["nodeName"].startswith("node-")
+    assert pod["status"]["phase"] == "Running"
+    assert pod["status"]["podIP"].startswith("10.244.")
+    ready = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
+    assert ready["Ready"] == "True"
+
+
+def test_pod_asking_for_more_than_any_node_has_stays_pending(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    big = {
+        "name": "main",
+        "image": "busybox",
+        "resources": {"requests": {"nvidia.com/gpu": "9"}, "limits": {"nvidia.com/gpu": "9"}},
+    }
+    control_plane.add_pod(namespace, "big", containers=[big])
+
+    def unschedulable() -> bool:
+        pod = control_plane.get("pods", "big", namespace) or {}
+        return any(
+            c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+            for c in (pod.get("status") or {}).get("conditions") or []
+        )
+
+    _eventually(unschedulable)
+
+
+def _job(name: str, namespace: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    container: dict[str, object] = {"name": "main", "image": "busybox"}
+    if env:
+        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
+        },
+    }
+
+
+def _job_condition(plane: ControlPlane, name: str, namespace: str) -> set[str]:
+    job = plane.get("jobs", name, namespace) or {}
+    return {
+        c["type"]
+        for c in (job.get("status") or {}).get("conditions") or []
+        if c["status"] == "True"
+    }
+
+
+def test_job_pods_complete_and_the_job_succeeds(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    control_plane.create(_job("ok", namespace))
+    _eventually(lambda: "Complete" in _job_condition(control_plane, "ok", namespace))
+
+
+def test_job_pod_asked_to_fail_fails_the_job(control_plane: ControlPlane, namespace: str) -> None:
+    control_plane.create(_job("bad", namespace, {"FLAREKIT_SIMULATED_EXIT_CODE": "3"}))
+    _eventually(lambda: "Failed" in _job_condition(control_plane, "bad", namespace))
+    pods = [
+        p
+        for p in control_plane.objects("pods", namespace)
+        if p["metadata"].get("labels", {}).get("job-name") == "bad"
+    ]
+    assert pods
+    state = pods[0]["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert state["exitCode"] == 3
+
+
+def test_garbage_collector_deletes_dependents(control_plane: ControlPlane, namespace: str) -> None:
+    owner = control_plane.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "owner", "namespace": namespace},
+        }
+    )
+    control_plane.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "dependent",
+                "namespace": namespace,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "name": "owner",
+                        "uid": owner["metadata"]["uid"],
+                    }
+                ],
+            },
+        }
+    )
+    control_plane.delete("configmaps", "owner", namespace)
+    _eventually(lambda: control_plane.get("configmaps", "dependent", namespace) is None)
+
+
+def test_namespace_deletion_completes(control_plane: ControlPlane) -> None:
+    name = f"gone-{uuid.uuid4().hex[:6]}"
+    control_plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    control_plane.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": name}}
+    )
+    control_plane.delete("namespaces", name)
+    _eventually(lambda: control_plane.get("namespaces", name) is None)
+
+
+def test_default_service_account_and_root_ca_appear(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    _eventually(lambda: control_plane.get("serviceaccounts", "default", namespace) is not None)
+    _eventually(lambda: control_plane.get("configmaps", "kube-root-ca.crt", namespace) is not None)
+
+
+# -- the request log ---------------------------------------------------------------------
+
+
+def test_request_log_counts_the_clients_requests_only(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    client = Client(from_kubeconfig(control_plane.kubeconfig_path))
+    control_plane.clear_requests()
+    assert list(client.list(LocalQueue, namespace=namespace)) == []
+    path = f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{namespace}/localqueues"
+    assert control_plane.request_count(method="GET", path=path) == 1
+    # The direct access and the control plane's own components are not clients.
+    control_plane.get("namespaces", namespace)
+    assert control_plane.request_count(path=f"/api/v1/namespaces/{namespace}") == 0
