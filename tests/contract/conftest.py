@@ -1,8 +1,10 @@
-"""The one place that knows which API server the contract suite talks to.
+"""The one place that knows which API servers the contract suite talks to.
 
-By default the suite runs against an in-process FakeCluster serving the default upstream
-releases. With `FLAREKIT_TEST_KUBECONFIG=/path/to/kubeconfig` it runs against that cluster
-instead: every test gets a fresh, uniquely named namespace that is deleted afterwards,
+Every test runs twice: against an in-process FakeCluster and against the real control plane
+(`control_plane`, see tests/conftest.py), both serving the default upstream releases. Where
+they disagree, the real server is right. With `FLAREKIT_TEST_KUBECONFIG=/path/to/kubeconfig`
+the suite runs a third time, against that cluster: every test gets a fresh, uniquely named
+namespace that is deleted afterwards,
 cluster-scoped objects carry a per-run label and unique names and are deleted too, and the
 suite is skipped unless the CRDs it uses are installed. Tests see only `cluster`: an API
 client, their namespace, and the served version of an API group.
@@ -19,7 +21,7 @@ import kubernetes
 import pytest
 from contract_backend import ENV, RUN_LABEL, Backend, Cluster
 
-from flarekit.testing import FakeCluster
+from flarekit.testing import ControlPlane, FakeCluster
 
 #: The CRDs the suite creates objects of; a real cluster must have them installed.
 REQUIRED_CRDS = ("resourceflavors.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io")
@@ -61,20 +63,28 @@ def _real_backend(path: str) -> Backend:
             f"{ENV} cluster does not serve the CRDs this suite needs: {', '.join(missing)} "
             "(install Kueue, or unset the variable to run against FakeCluster)"
         )
-    return Backend(client, real=True)
+    return Backend(client, real=True, name="kubeconfig")
 
 
-@pytest.fixture(scope="session")
-def backend() -> Iterator[Backend]:
-    path = os.environ.get(ENV)
-    if path:
-        found = _real_backend(path)
+BACKENDS = ["fakecluster", "controlplane"] + (["kubeconfig"] if os.environ.get(ENV) else [])
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if request.param == "kubeconfig":
+        found = _real_backend(os.environ[ENV])
         yield found
         found.client.close()
         return
+    if request.param == "controlplane":
+        plane: ControlPlane = request.getfixturevalue("control_plane")
+        client = plane.api_client()
+        yield Backend(client, real=True, name="controlplane")
+        client.close()
+        return
     with FakeCluster() as fake:
         client = fake.api_client()
-        yield Backend(client, real=False)
+        yield Backend(client, real=False, name="fakecluster")
         client.close()
 
 

@@ -19,6 +19,7 @@ class Backend:
 
     client: Any
     real: bool
+    name: str = "fakecluster"
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _versions: dict[str, str] = field(default_factory=dict)
 
