@@ -218,7 +218,7 @@ class _ClassView:
             doc += "\n".join(f"- ``{rule}``" for rule in plan.rules)
         self.doc = doc
         if plan.root is not None:
-            self.api_version = f"{plan.root.group}/{plan.root.version}"
+            self.api_version = plan.root.api_version
 
 
 def _uses(text: str, name: str) -> bool:

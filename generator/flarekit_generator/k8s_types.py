@@ -47,6 +47,46 @@ QUANTITY_PATTERN = (
 
 
 @dataclass(frozen=True)
+class BuiltInKind:
+    """A Kubernetes kind the facade reads directly (not only as a copy inside a CRD)."""
+
+    definition: str
+    group: str  # "" for the core group
+    version: str
+    kind: str
+    plural: str
+    subresources: tuple[str, ...] = ()
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+#: Built-in kinds generated as top-level resources, so the client addresses them like any
+#: other model: the pods (and logs) of jobs, the events about them, and the Ingresses that
+#: expose a dashboard. Kinds that CRDs embed (Service, PersistentVolumeClaim) stay parts:
+#: making them resources would add apiVersion/kind to every embedded copy.
+BUILT_IN_KINDS = (
+    BuiltInKind(
+        "io.k8s.api.core.v1.Pod", "", "v1", "Pod", "pods", ("status", "log", "ephemeralcontainers")
+    ),
+    BuiltInKind("io.k8s.api.core.v1.Event", "", "v1", "Event", "events"),
+    BuiltInKind(
+        "io.k8s.api.core.v1.Namespace", "", "v1", "Namespace", "namespaces", ("status",), False
+    ),
+    BuiltInKind(
+        "io.k8s.api.networking.v1.Ingress",
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        "ingresses",
+        ("status",),
+    ),
+)
+
+
+@dataclass(frozen=True)
 class PropertyType:
     """The expected type of one property of a Kubernetes definition."""
 

@@ -19,7 +19,7 @@ from flarekit_generator.emit import Emitter
 from flarekit_generator.fetch import fill_cache
 from flarekit_generator.field_table import build_field_table
 from flarekit_generator.ir import CrdInfo, Node
-from flarekit_generator.k8s_types import KUBERNETES_VERSION, KubernetesDefinitions
+from flarekit_generator.k8s_types import BUILT_IN_KINDS, KUBERNETES_VERSION, KubernetesDefinitions
 from flarekit_generator.lockfile import read_lock
 from flarekit_generator.parse import parse_schema
 from flarekit_generator.plan import HELPER_NAMES, FamilyPlanner, ModulePlan, plan_core
@@ -86,7 +86,12 @@ def render_package(
     )
     emitter.add(
         "_registry.py",
-        emitter.render("registry.py.j2", header=header, resources=registry_rows(catalog)),
+        emitter.render(
+            "registry.py.j2",
+            header=header,
+            resources=registry_rows(catalog),
+            built_in=built_in_rows(defs),
+        ),
     )
     _add_crd_data(emitter, catalog, sources)
     emitter.add_data("_data/fields.json.gz", build_field_table(catalog, core_paths), sources)
@@ -211,6 +216,33 @@ def registry_rows(catalog: Catalog) -> list[dict[str, Any]]:
     return rows
 
 
+def built_in_rows(defs: KubernetesDefinitions) -> list[dict[str, Any]]:
+    """Registry rows of the built-in kinds generated as resources (served by every cluster)."""
+    rows = []
+    for k in BUILT_IN_KINDS:
+        definition = defs.definitions[k.definition]
+        rows.append(
+            {
+                "group": k.group,
+                "version": k.version,
+                "kind": k.kind,
+                "plural": k.plural,
+                "singular": k.kind.lower(),
+                "list_kind": f"{k.kind}List",
+                "namespaced": k.namespaced,
+                "subresources": list(k.subresources),
+                "short_names": [],
+                "categories": [],
+                "family": "kubernetes",
+                "model_path": f"flarekit_models.{definition.module}.{k.kind}",
+                "served_by": [],
+                "storage_in": [],
+                "deprecated_in": [],
+            }
+        )
+    return rows
+
+
 def _add_crd_data(emitter: Emitter, catalog: Catalog, lock_source: list[str]) -> None:
     by_release: dict[tuple[str, str], list[CrdInfo]] = {}
     for crd in catalog.crds:
@@ -256,6 +288,9 @@ def _strip_descriptions(value: Any) -> Any:
 
 def _module_doc(module: ModulePlan, catalog: Catalog) -> str:
     kinds = sorted(c.root.kind for c in module.classes.values() if c.root is not None)
+    if module.name not in catalog.modules():
+        shared = f"Kubernetes {module.name} types shared by every CRD that embeds them"
+        return f"{shared}; resources: {', '.join(kinds)}." if kinds else f"{shared}."
     if kinds:
         group = next(c.root.group for c in module.classes.values() if c.root is not None)
         version = module.name.split(".")[-1]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flarekit_generator.ir import Node
-from flarekit_generator.k8s_types import QUANTITY_PATTERN, KubernetesDefinitions
+from flarekit_generator.k8s_types import BUILT_IN_KINDS, QUANTITY_PATTERN, KubernetesDefinitions
 from flarekit_generator.naming import (
     camel_words,
     common_suffix,
@@ -106,6 +106,11 @@ class RootInfo:
     group: str
     version: str
     kind: str
+
+    @property
+    def api_version(self) -> str:
+        """``group/version``, or the bare version for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
 
 
 @dataclass
@@ -321,7 +326,10 @@ def plan_core(
     extras: dict[str, dict[str, Node]],
     required_seen: dict[str, list[frozenset[str]]],
 ) -> dict[str, ModulePlan]:
-    """Plan every Kubernetes type reachable from the ones the CRDs embed."""
+    """Plan every Kubernetes type reachable from the ones the CRDs embed and from the
+    built-in kinds; those kinds become resources (`KubeResource`)."""
+    built_ins = {k.definition: k for k in BUILT_IN_KINDS}
+    used = used | set(built_ins)
     modules: dict[str, ModulePlan] = {}
     names = sorted(defs.closure(used))
     by_name = {name: defs.definitions[name] for name in names}
@@ -345,7 +353,12 @@ def plan_core(
             node.required = tuple(sorted(frozenset(node.required).intersection(*seen)))
         module = modules.setdefault(definition.module, ModulePlan(definition.module))
         plan = ClassPlan(name=definition.short_name, module=definition.module, doc=node.description)
-        plan.fields = build_fields(node, renderer, (), plan.refs, lambda r, j, c: r)
+        built_in = built_ins.get(name)
+        skip: frozenset[str] = frozenset()
+        if built_in is not None:
+            plan.root = RootInfo(built_in.group, built_in.version, built_in.kind)
+            skip = frozenset({"apiVersion", "kind", "metadata"})
+        plan.fields = build_fields(node, renderer, (), plan.refs, lambda r, j, c: r, skip=skip)
         plan.refs.discard((plan.module, plan.name))
         module.classes[plan.name] = plan
     for module in modules.values():
