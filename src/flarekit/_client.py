@@ -17,11 +17,12 @@ from flarekit._codec import ResourceList, StatusBody, dump, dump_apply, object_o
 from flarekit._config import Credentials, default_credentials
 from flarekit._dropped import is_unknown_field, report_pruned
 from flarekit._errors import Operation
+from flarekit._knowledge import Knowledge
 from flarekit._list import ListIterator
 from flarekit._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
-from flarekit._resource import Target, selector
+from flarekit._resource import Target, operation_for_path, selector
 from flarekit._retry import RetryPolicy
-from flarekit._transport import JSON_TYPE, Query, Response, Transport
+from flarekit._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Response, Transport
 from flarekit._watch import READ_MARGIN, Watch
 from flarekit_models._base import KubeResource
 
@@ -90,6 +91,8 @@ class Client:
         self.namespace = namespace or creds.namespace
         self.field_manager = field_manager
         self.strict_fields = strict_fields
+        #: What this client learnt about its cluster (served versions, releases, ...).
+        self.knowledge = Knowledge()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -99,8 +102,20 @@ class Client:
 
     @property
     def api_client(self) -> Any:
-        """The official `kubernetes.client.ApiClient` underneath, for APIs flarekit lacks."""
+        """The official `kubernetes.client.ApiClient` underneath, for a user's calls to APIs
+        flarekit lacks. flarekit itself never sends through it: its requests all go through
+        this client's transport, with one retry, timeout, warning and error policy."""
         return self._transport.api_client
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How idempotent requests (and dropped streams) are retried."""
+        return self._transport.retry
+
+    def forget(self) -> None:
+        """Drop what was learnt about the cluster (after installing or upgrading operators):
+        served versions and negotiated releases are read again on next use."""
+        self.knowledge.clear()
 
     def close(self) -> None:
         self._transport.close()
@@ -228,6 +243,38 @@ class Client:
         return name
 
     # -- reads ----------------------------------------------------------------------------------
+
+    def get_raw(self, path: str, *, query: Query = ()) -> bytes:
+        """The body of a GET of any API path, for endpoints without a model (discovery
+        documents such as ``/apis/ray.io``, ``/version``); `NotFound` on 404, and the same
+        retries, warnings and errors as every other call."""
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/': got {path!r}")
+        operation = operation_for_path(path)
+        return self._transport.send_json(operation, "GET", path, query=query, idempotent=True)
+
+    def open_subresource(
+        self,
+        kind: type[KubeResource],
+        name: str,
+        subresource: str,
+        *,
+        namespace: str | None = None,
+        query: Query = (),
+        stream: bool = False,
+    ) -> Response:
+        """A GET of a subresource whose answer is not an object (a pod's `log`): the raw
+        response, streaming without a read timeout when `stream` (close it when done)."""
+        target = self._target(kind, namespace)
+        return self._transport.request(
+            target.operation("get", name).with_subresource(subresource),
+            "GET",
+            target.path(name, subresource),
+            query=query,
+            idempotent=True,
+            stream=stream,
+            read_timeout=NO_READ_TIMEOUT if stream else None,
+        )
 
     def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
         """The object `name` of this kind (`NotFound` if there is none)."""

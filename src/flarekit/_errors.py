@@ -57,6 +57,10 @@ class Operation:
     name: str = ""
     namespace: str = ""
 
+    def with_subresource(self, subresource: str) -> Operation:
+        """The same request on a subresource (`pods/log`)."""
+        return Operation(self.verb, f"{self.resource}/{subresource}", self.name, self.namespace)
+
     def describe(self) -> str:
         text = f"{self.verb} {self.resource}"
         if self.name:

@@ -2,8 +2,8 @@
 
 Jobs are custom resources, but their output lives in pods that KubeRay, JobSet or the training
 operator create and label. This module finds those pods by label and reads or follows their
-logs through the official `CoreV1Api` on the client's own connection, with failures raised as
-flarekit's `ApiError` classes (the same mapping and retry policy as the typed client).
+logs through the `Client` (the generated `Pod` model and the `log` subresource), with the
+client's retry, timeout and error policy.
 
 Following survives dropped connections without repeating lines. It always asks for
 timestamped lines, remembers the newest timestamp seen and how many lines carried exactly that
@@ -17,24 +17,21 @@ container or its pod has finished, or the pod is gone.
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from flarekit._errors import ApiError, NotFound, Operation, error_from_response, unavailable
-from flarekit._resource import selector
-from flarekit._retry import RETRY_STATUSES
-from flarekit._transport import _describe
+from flarekit._errors import ApiError, NotFound, Operation, unavailable
+from flarekit._transport import Response, describe
 
 if TYPE_CHECKING:
     from flarekit._client import Client
+    from flarekit_models.core.v1 import Pod
+    from flarekit_models.meta.v1 import ObjectMeta
 
 __all__ = ["PodInfo", "follow_logs", "list_pods", "read_logs"]
-
-T = TypeVar("T")
 
 #: Labels that say which part of a job a pod plays, most specific first.
 ROLE_LABELS = (
@@ -60,8 +57,8 @@ class PodInfo:
     `role` is the pod's part in its job (`head`/`worker` for Ray, `master`/`worker` for the
     training operator, the replicated job's name such as `node` for JobSet), `index` its number
     within that role, `containers` and `init_containers` the names logs can be read from, and
-    `default_container` the one `kubectl logs` would pick. `metadata` is the pod's metadata
-    as the API returned it.
+    `default_container` the one `kubectl logs` would pick. `pod` is the object as the API
+    returned it.
     """
 
     name: str
@@ -72,15 +69,19 @@ class PodInfo:
     role: str | None = None
     index: int | None = None
     node_name: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    pod: Pod = field(default_factory=lambda: _pod_model()(), compare=False, repr=False)
+
+    @property
+    def metadata(self) -> ObjectMeta:
+        return self.pod.metadata or _meta_model()()
 
     @property
     def labels(self) -> dict[str, str]:
-        return dict(self.metadata.get("labels") or {})
+        return dict(self.metadata.labels or {})
 
     @property
     def created(self) -> str:
-        return str(self.metadata.get("creationTimestamp") or "")
+        return str(self.metadata.creation_timestamp or "")
 
     @property
     def finished(self) -> bool:
@@ -88,77 +89,52 @@ class PodInfo:
 
     @property
     def default_container(self) -> str | None:
-        annotated = (self.metadata.get("annotations") or {}).get(DEFAULT_CONTAINER_ANNOTATION)
+        annotated = (self.metadata.annotations or {}).get(DEFAULT_CONTAINER_ANNOTATION)
         if annotated in self.containers:
             return str(annotated)
         return self.containers[0] if self.containers else None
 
     @classmethod
-    def from_dict(cls, pod: Mapping[str, Any]) -> PodInfo:
-        """Read a pod object (as JSON) that may lack any field, status in particular."""
-        meta = dict(pod.get("metadata") or {})
-        spec = pod.get("spec") or {}
-        labels = meta.get("labels") or {}
+    def from_pod(cls, pod: Pod) -> PodInfo:
+        """Read a pod that may lack any optional field, status in particular."""
+        meta = pod.metadata or _meta_model()()
+        labels = meta.labels or {}
         role = next((str(labels[k]) for k in ROLE_LABELS if labels.get(k)), None)
-        index = None
-        for key in INDEX_LABELS:
-            raw = str(labels.get(key, ""))
-            if raw.isdigit():
-                index = int(raw)
-                break
+        index = next(
+            (int(labels[k]) for k in INDEX_LABELS if str(labels.get(k, "")).isdigit()), None
+        )
+        spec = pod.spec
         return cls(
-            name=str(meta.get("name") or ""),
-            namespace=str(meta.get("namespace") or ""),
-            phase=str((pod.get("status") or {}).get("phase") or "Pending"),
-            containers=tuple(str(c.get("name")) for c in spec.get("containers") or []),
-            init_containers=tuple(str(c.get("name")) for c in spec.get("initContainers") or []),
+            name=meta.name or "",
+            namespace=meta.namespace or "",
+            phase=(pod.status.phase if pod.status else None) or "Pending",
+            containers=tuple(c.name for c in spec.containers or ()) if spec else (),
+            init_containers=tuple(c.name for c in spec.init_containers or ()) if spec else (),
             role=role,
             index=index,
-            node_name=spec.get("nodeName") or None,
-            metadata=meta,
+            node_name=(spec.node_name if spec else None) or None,
+            pod=pod,
         )
+
+    @classmethod
+    def from_dict(cls, pod: Mapping[str, Any]) -> PodInfo:
+        """Read a pod object given as JSON."""
+        return cls.from_pod(_pod_model().model_validate(pod))
+
+
+def _pod_model() -> type[Pod]:
+    from flarekit_models.core.v1 import Pod
+
+    return Pod
+
+
+def _meta_model() -> type[ObjectMeta]:
+    from flarekit_models.meta.v1 import ObjectMeta
+
+    return ObjectMeta
 
 
 # -- requests ---------------------------------------------------------------------------------
-
-
-def _core(client: Client) -> Any:
-    from kubernetes import client as k8s
-
-    return k8s.CoreV1Api(client.api_client)
-
-
-def _call(client: Client, operation: Operation, send: Callable[[], T]) -> T:
-    """Run one CoreV1Api call, retrying 429/503 and lost connections as the typed client does,
-    and raise failures as flarekit's `ApiError` classes."""
-    import urllib3
-    from kubernetes.client.exceptions import ApiException
-
-    retry = client._transport.retry
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return send()
-        except ApiException as exc:
-            if not exc.status:  # the client reports TLS failures as status 0
-                raise unavailable(operation, "SSLError", str(exc.reason)) from None
-            body = exc.body.encode() if isinstance(exc.body, str) else (exc.body or b"")
-            headers = exc.headers or {}
-            error = error_from_response(operation, exc.status, body, headers.get("Retry-After"))
-            if exc.status in RETRY_STATUSES and attempt < retry.attempts:
-                retry.wait(attempt, error.retry_after)
-                continue
-            raise error from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            if attempt < retry.attempts:
-                retry.wait(attempt)
-                continue
-            raise unavailable(operation, type(exc).__name__, _describe(exc)) from None
-
-
-def _timeout(client: Client) -> float:
-    return float(client._transport.timeout)
 
 
 def list_pods(
@@ -166,46 +142,14 @@ def list_pods(
 ) -> list[PodInfo]:
     """The pods in `namespace` matching `label_selector` (`"a=b,c in (d,e)"` or `{label:
     value}`), ordered by role, index and name."""
-    labels = selector(label_selector, "label_selector")
-    operation = Operation("list", "pods", namespace=namespace)
-    api = _core(client)
-    found: list[PodInfo] = []
-    token = ""
-    while True:
-        response = _call(client, operation, _pod_page(client, api, namespace, labels, token))
-        page = json.loads(response.data)
-        found.extend(PodInfo.from_dict(item) for item in page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue") or ""
-        if not token:
-            break
+    pods = client.list(_pod_model(), namespace=namespace, label_selector=label_selector)
+    found = [PodInfo.from_pod(pod) for pod in pods]
     return sorted(found, key=lambda p: (p.role or "", -1 if p.index is None else p.index, p.name))
-
-
-def _pod_page(
-    client: Client, api: Any, namespace: str, labels: str | None, token: str
-) -> Callable[[], Any]:
-    extra = {"_continue": token} if token else {}
-    return lambda: api.list_namespaced_pod(
-        namespace,
-        label_selector=labels,
-        limit=500,
-        _preload_content=False,
-        _request_timeout=_timeout(client),
-        **extra,
-    )
 
 
 def get_pod(client: Client, namespace: str, pod: str) -> PodInfo:
     """One pod by name (`NotFound` if it is not there)."""
-    api = _core(client)
-    response = _call(
-        client,
-        Operation("get", "pods", pod, namespace),
-        lambda: api.read_namespaced_pod(
-            pod, namespace, _preload_content=False, _request_timeout=_timeout(client)
-        ),
-    )
-    return PodInfo.from_dict(json.loads(response.data))
+    return PodInfo.from_pod(client.get(_pod_model(), pod, namespace=namespace))
 
 
 def _check(tail: int | None, container: str | None) -> None:
@@ -215,22 +159,28 @@ def _check(tail: int | None, container: str | None) -> None:
         raise ValueError(f"container must be a container name or None; got {container!r}")
 
 
-def _open_log(client: Client, namespace: str, pod: str, follow: bool, **options: Any) -> Any:
-    """The urllib3 response of a log request (streaming when `follow`)."""
-    api = _core(client)
-    timeout: Any = (min(_timeout(client), 30.0), None) if follow else _timeout(client)
-    kwargs = {k: v for k, v in options.items() if v is not None}
-    return _call(
-        client,
-        Operation("get", "pods/log", pod, namespace),
-        lambda: api.read_namespaced_pod_log(
-            pod,
-            namespace,
-            follow=follow,
-            _preload_content=False,
-            _request_timeout=timeout,
-            **kwargs,
-        ),
+def _open_log(
+    client: Client,
+    namespace: str,
+    pod: str,
+    follow: bool,
+    *,
+    container: str | None = None,
+    tail_lines: int | None = None,
+    since_seconds: int | None = None,
+    timestamps: bool = False,
+) -> Response:
+    """The response of a log request (streaming, without a read timeout, when `follow`)."""
+    options = {
+        "container": container,
+        "tailLines": tail_lines,
+        "sinceSeconds": since_seconds,
+        "timestamps": "true" if timestamps else None,
+        "follow": "true" if follow else None,
+    }
+    query = [(k, str(v)) for k, v in options.items() if v is not None]
+    return client.open_subresource(
+        _pod_model(), pod, "log", namespace=namespace, query=query, stream=follow
     )
 
 
@@ -294,8 +244,7 @@ def read_logs(
     response = _open_log(
         client, namespace, pod, False, container=container, tail_lines=tail, timestamps=timestamps
     )
-    data: bytes = response.data
-    return data.decode("utf-8", "replace")
+    return response.data.decode("utf-8", "replace")
 
 
 def _waiting(error: ApiError) -> bool:
@@ -317,16 +266,15 @@ def _stamp_key(stamp: str) -> tuple[str, int]:
     return main, int((digits + "0" * 9)[:9]) if digits else 0
 
 
-def _container_done(info: Mapping[str, Any], container: str | None) -> bool:
-    status = info.get("status") or {}
-    if status.get("phase") in FINISHED_PHASES:
+def _container_done(pod: Pod, container: str | None) -> bool:
+    status = pod.status
+    if status is None:
+        return False
+    if status.phase in FINISHED_PHASES:
         return True
-    entries = [
-        *(status.get("containerStatuses") or []),
-        *(status.get("initContainerStatuses") or []),
-    ]
-    named = [e for e in entries if container is None or e.get("name") == container]
-    return bool(named) and all("terminated" in (e.get("state") or {}) for e in named)
+    entries = [*(status.container_statuses or ()), *(status.init_container_statuses or ())]
+    named = [e for e in entries if container is None or e.name == container]
+    return bool(named) and all(e.state is not None and e.state.terminated for e in named)
 
 
 def follow_logs(
@@ -361,7 +309,7 @@ def _follow(
 ) -> Iterator[str]:
     import urllib3
 
-    retry = client._transport.retry
+    retry = client.retry
     last: tuple[str, int] | None = None  # newest timestamp seen
     same = 0  # lines seen carrying exactly that timestamp
     received = 0.0  # monotonic time the newest line arrived
@@ -395,7 +343,7 @@ def _follow(
         buffer = b""
         complete = False
         try:
-            chunks = response.stream(64 * 1024, decode_content=True)
+            chunks = response.raw.stream(64 * 1024, decode_content=True)
             while not complete:
                 chunk = next(chunks, None)
                 if chunk is None:  # the stream ended: a last line may lack its newline
@@ -417,27 +365,20 @@ def _follow(
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             failures += 1
             if failures >= retry.attempts:
-                raise unavailable(operation, type(exc).__name__, _describe(exc)) from None
+                raise unavailable(operation, type(exc).__name__, describe(exc)) from None
             retry.wait(failures)
             continue
         finally:
             if not complete:  # abandoned or broken: never hand the connection back half-read
-                response.close()
-            response.release_conn()
+                response.raw.close()
+            response.raw.release_conn()
         if _pod_done(client, namespace, pod, container):
             return
 
 
 def _pod_done(client: Client, namespace: str, pod: str, container: str | None) -> bool:
-    api = _core(client)
     try:
-        response = _call(
-            client,
-            Operation("get", "pods", pod, namespace),
-            lambda: api.read_namespaced_pod(
-                pod, namespace, _preload_content=False, _request_timeout=_timeout(client)
-            ),
-        )
+        found = client.get(_pod_model(), pod, namespace=namespace)
     except NotFound:
         return True
-    return _container_done(json.loads(response.data), container)
+    return _container_done(found, container)

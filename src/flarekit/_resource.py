@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from flarekit_models._base import KubeResource
     from flarekit_models._registry import ResourceInfo
 
-__all__ = ["ALL_NAMESPACES", "Target", "selector"]
+__all__ = ["ALL_NAMESPACES", "Target", "operation_for_path", "selector"]
 
 #: Pass as `namespace=` to list or watch a namespaced kind in every namespace.
 ALL_NAMESPACES = "*"
@@ -109,3 +109,26 @@ def selector(value: str | Mapping[str, str] | None, what: str) -> str | None:
     if not isinstance(value, Mapping):
         raise TypeError(f"{what} must be a string or a mapping, got {type(value).__name__}")
     return ",".join(f"{k}={v}" for k, v in value.items()) or None
+
+
+def operation_for_path(path: str) -> Operation:
+    """The request a GET of an API path is, in Kubernetes terms, for error messages:
+    ``/apis/<group>`` reads an API group, ``/apis/<group>/<version>`` its resources, longer
+    paths an object or a collection."""
+    parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+    if parts[:1] == ["apis"] and len(parts) == 2:
+        return Operation("get", "apigroups", parts[1])
+    if parts[:1] == ["apis"] and len(parts) == 3:
+        return Operation("get", "apiresources", f"{parts[1]}/{parts[2]}")
+    if parts[:1] not in (["apis"], ["api"]) or len(parts) < 3:
+        return Operation("get", path)
+    group, rest = (parts[1], parts[3:]) if parts[0] == "apis" else ("", parts[2:])
+    if not rest:
+        return Operation("get", path)
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        namespace, rest = rest[1], rest[2:]
+    resource = f"{rest[0]}.{group}" if group else rest[0]
+    if len(rest) > 2:
+        resource += "/" + "/".join(rest[2:])
+    return Operation("get", resource, rest[1] if len(rest) > 1 else "", namespace)

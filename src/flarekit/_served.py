@@ -2,8 +2,9 @@
 
 Why: operators move their CRDs between versions (Kueue serves ``v1beta2`` from v0.15 on and
 ``v1beta1`` only before), and the facade must speak the version the server has. Asking
-``/apis/<group>`` once per `Client` is cheap and exact; the answer is cached on the client so
-that repeated calls (validation, then apply, then status) send one discovery request in all.
+``/apis/<group>`` once per `Client` is cheap and exact; the answer is kept on the client
+(`Client.knowledge`) so that repeated calls (validation, then apply, then status) send one
+discovery request in all.
 
 This is deliberately small: one place that knows how to ask, so that a fuller version
 negotiation can later replace it without touching its callers.
@@ -12,18 +13,15 @@ negotiation can later replace it without touching its callers.
 from __future__ import annotations
 
 import json
-import threading
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from flarekit._errors import ApiError, Operation, error_from_response, unavailable
+from flarekit._errors import ApiError, NotFound, Operation
 
 if TYPE_CHECKING:
     from flarekit._client import Client
 
 __all__ = [
-    "FORGET_HOOKS",
     "KUEUE_GROUP",
     "KUEUE_VERSIONS",
     "KueueVersion",
@@ -63,10 +61,6 @@ class NotServed(LookupError):
         self.served: tuple[str, ...] = tuple(served)
 
 
-_cache: weakref.WeakKeyDictionary[Any, dict[str, tuple[str, ...]]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
-
-
 def _not_installed(group: str) -> NotServed:
     product = _PRODUCTS.get(group)
     if product is None:
@@ -74,62 +68,33 @@ def _not_installed(group: str) -> NotServed:
     return NotServed(group, f"{product} is not installed on this cluster (no {group} API group)")
 
 
-def get_bytes(client: Client, path: str, operation: Operation) -> bytes | None:
-    """GET `path` through the client's ApiClient as the raw JSON body; None when the server
-    answers 404 (for callers that fingerprint an answer before, or instead of, parsing it).
-
-    Other answers raise flarekit's API errors (`Forbidden`, ...), unreachable servers
-    `ServiceUnavailable`-style errors, as every client call does.
-    """
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
-
+def get_bytes(client: Client, path: str) -> bytes | None:
+    """GET `path` through the client as the raw JSON body; None when the server answers 404
+    (for callers that fingerprint an answer before, or instead of, parsing it). Other
+    failures raise flarekit's API errors, as every client call does."""
     try:
-        raw = client.api_client.call_api(
-            path,
-            "GET",
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            response_type="object",
-            _return_http_data_only=True,
-            _preload_content=False,
-            _request_timeout=30,
-        )
-        try:
-            return bytes(raw.data or b"{}")
-        finally:
-            raw.release_conn()
-    except ApiException as exc:
-        if exc.status == 404:
-            return None
-        data = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
-        headers = exc.headers or {}
-        raise error_from_response(
-            operation, int(exc.status or 0), data, headers.get("Retry-After")
-        ) from None
-    except (HTTPError, OSError) as exc:
-        raise unavailable(
-            operation, type(exc).__name__, f"cannot reach the API server: {exc}"
-        ) from None
+        return client.get_raw(path)
+    except NotFound:
+        return None
 
 
-def get_json(client: Client, path: str, operation: Operation) -> Any:
-    """GET `path` through the client's ApiClient as JSON; None when the server answers 404
-    (errors as for `get_bytes`; an answer that is not JSON is an `ApiError`)."""
-    raw = get_bytes(client, path, operation)
+def get_json(client: Client, path: str) -> Any:
+    """GET `path` through the client as JSON; None when the server answers 404 (errors as
+    for `get_bytes`; an answer that is not JSON is an `ApiError`)."""
+    raw = get_bytes(client, path)
     if raw is None:
         return None
     try:
-        return json.loads(raw)
+        return json.loads(raw or b"{}")
     except ValueError:
         raise ApiError(
-            operation, 200, "BadDiscovery", f"the answer to GET {path} is not JSON"
+            Operation("get", path), 200, "BadDiscovery", f"the answer to GET {path} is not JSON"
         ) from None
 
 
 def _discover(client: Client, group: str) -> tuple[str, ...]:
     """GET /apis/<group> through the client's ApiClient: versions, preferred first."""
-    body = get_json(client, f"/apis/{group}", Operation("get", "apigroups", group))
+    body = get_json(client, f"/apis/{group}")
     if body is None:
         return ()
     entries = body.get("versions") if isinstance(body, dict) else None
@@ -145,14 +110,9 @@ def served_versions(client: Client, group: str) -> list[str]:
     """The versions of `group` the server serves, its preferred version first.
 
     Raises `NotServed` (naming the software to install) when the group is not served at all.
-    The answer is cached per `Client`; `forget_served(client)` asks again.
+    The answer is kept on the `Client`; `client.forget()` asks again.
     """
-    with _lock:
-        known = _cache.get(client, {}).get(group)
-    if known is None:
-        known = _discover(client, group)
-        with _lock:
-            _cache.setdefault(client, {})[group] = known
+    known = client.knowledge.learn("served", group, tuple, lambda: _discover(client, group))
     if not known:
         raise _not_installed(group)
     return list(known)
@@ -179,13 +139,7 @@ def preferred_kueue_version(client: Client) -> KueueVersion:
     return "v1beta2" if version == "v1beta2" else "v1beta1"
 
 
-#: Called with the client by `forget_served`, so caches built on this one are dropped too.
-FORGET_HOOKS: list[Callable[[Any], None]] = []
-
-
 def forget_served(client: Client) -> None:
-    """Drop what was learnt about `client`'s cluster (after installing or upgrading CRDs)."""
-    with _lock:
-        _cache.pop(client, None)
-    for hook in FORGET_HOOKS:
-        hook(client)
+    """Drop what was learnt about `client`'s cluster (after installing or upgrading CRDs);
+    the same as `client.forget()`."""
+    client.forget()

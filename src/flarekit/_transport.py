@@ -21,12 +21,22 @@ from flarekit._config import Credentials
 from flarekit._errors import Operation, error_from_response, unavailable
 from flarekit._retry import RETRY_STATUSES, RetryPolicy
 
-__all__ = ["Response", "Transport"]
+__all__ = ["JSON_TYPE", "NO_READ_TIMEOUT", "Query", "Response", "Transport", "describe"]
 
 logger = logging.getLogger("flarekit.client")
 
 Query = Sequence[tuple[str, str]]
 JSON_TYPE = "application/json"
+
+
+class _NoReadTimeout:
+    """Sentinel: a stream that may stay silent for as long as it likes (a followed log)."""
+
+    def __repr__(self) -> str:
+        return "NO_READ_TIMEOUT"
+
+
+NO_READ_TIMEOUT = _NoReadTimeout()
 
 
 @dataclass(frozen=True)
@@ -56,8 +66,13 @@ class Transport:
         from kubernetes import client
 
         self.credentials = credentials
+        # The official client is kept for what it does well: TLS, proxies and credentials
+        # that refresh (exec plugins, OIDC, service-account tokens). Every request is sent
+        # here, with flarekit's own User-Agent, so one retry, timeout, warning and error
+        # policy covers them all; the ApiClient keeps its own User-Agent, which makes a
+        # request sent around this transport visible in a server's log.
         self.api_client = client.ApiClient(credentials.configuration)
-        self.api_client.user_agent = _user_agent()
+        self.user_agent = _user_agent()
         self.server = str(credentials.configuration.host).rstrip("/")
         self.timeout = timeout
         self.retry = retry
@@ -69,6 +84,7 @@ class Transport:
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = dict(self.api_client.default_headers)
+        headers["User-Agent"] = self.user_agent
         headers["Accept"] = JSON_TYPE
         if content_type:
             headers["Content-Type"] = content_type
@@ -96,17 +112,22 @@ class Transport:
         content_type: str | None = None,
         idempotent: bool,
         stream: bool = False,
-        read_timeout: float | None = None,
+        read_timeout: float | _NoReadTimeout | None = None,
         hold_back: Callable[[str], bool] | None = None,
     ) -> Response:
         """Send one request (retrying idempotent ones on 429/503 and lost connections) and
         return the 2xx answer, or raise the matching `ApiError`. Server warnings become
-        `ServerWarning`s, except those `hold_back` picks (all are in `Response.warnings`)."""
+        `ServerWarning`s, except those `hold_back` picks (all are in `Response.warnings`).
+        `read_timeout` is the client's timeout unless given (`NO_READ_TIMEOUT`: none)."""
         url = self.url(path, query)
-        timeout = self._urllib3.Timeout(
-            connect=min(self.timeout, 30.0),
-            read=self.timeout if read_timeout is None else read_timeout,
-        )
+        read: float | None
+        if read_timeout is NO_READ_TIMEOUT:
+            read = None
+        elif isinstance(read_timeout, (int, float)):
+            read = float(read_timeout)
+        else:
+            read = self.timeout
+        timeout = self._urllib3.Timeout(connect=min(self.timeout, 30.0), read=read)
         attempts = self.retry.attempts if idempotent else 1
         attempt = 0
         while True:
@@ -130,7 +151,7 @@ class Transport:
                 if attempt < attempts:
                     self.retry.wait(attempt)
                     continue
-                raise unavailable(operation, type(exc).__name__, _describe(exc)) from None
+                raise unavailable(operation, type(exc).__name__, describe(exc)) from None
             elapsed = (time.monotonic() - started) * 1000
             logger.debug("%s %s -> %d in %.1f ms", method, url, status, elapsed)
             texts = _warnings.emit(raw.headers.getlist("Warning"), hold_back)
@@ -168,7 +189,7 @@ class Transport:
         ).data
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     """A short reason for a transport failure, without the urllib3 pool's internals."""
     reason: Any = getattr(exc, "reason", None) or exc
     return f"cannot reach the API server: {reason}"

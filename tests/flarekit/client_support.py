@@ -15,11 +15,26 @@ import pytest
 
 from flarekit import Client, RetryPolicy, from_kubeconfig
 from flarekit.testing import FakeCluster
+from flarekit.testing._server import API_CLIENT_AGENT
 from flarekit_models.ray.v1 import RayCluster
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}
 #: Retries without real waiting: the first backoff is a millisecond.
 FAST_RETRY = RetryPolicy(attempts=3, backoff=0.001, max_backoff=0.01)
+
+#: What flarekit's transport sends as `User-Agent` (``flarekit`` or ``flarekit/<version>``).
+FLAREKIT_AGENT = "flarekit"
+
+
+def outside_client(cluster: FakeCluster, since: int = 0) -> list[str]:
+    """The requests (from the `since`-th on) that came neither through `Client` nor through
+    the test's `FakeCluster.api_client()`, as ``METHOD path (User-Agent)``."""
+    return [
+        f"{r.method} {r.path} ({r.user_agent})"
+        for r in cluster.requests[since:]
+        if r.user_agent != API_CLIENT_AGENT and (r.user_agent or "").split("/")[0] != FLAREKIT_AGENT
+    ]
+
 
 _names = itertools.count()
 

@@ -43,10 +43,9 @@ def client_versions() -> dict[str, str]:
 
 def _get_json(client: Client, path: str) -> Any:
     """GET `path` on the API server as JSON, with flarekit's errors (an empty object on 404)."""
-    from flarekit._errors import Operation
     from flarekit._served import get_json
 
-    return get_json(client, path, Operation("get", path)) or {}
+    return get_json(client, path) or {}
 
 
 def served_groups(client: Client, everything: bool = False) -> list[dict[str, Any]]:

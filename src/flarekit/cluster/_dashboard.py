@@ -4,21 +4,23 @@ Why: KubeRay exposes the dashboard only on the head Service; how it gets out dep
 platform: an OpenShift Route, an Ingress, or a Gateway API HTTPRoute, made by an admin, by an
 operator or by hand. So we look for any of the three that sends traffic to the head Service's
 dashboard port, and when there is none we say so, with the `kubectl port-forward` that works
-everywhere. These kinds are read through the official client's generic custom-objects API
-(the same URL layout serves built-in Ingress and the two CRDs), so flarekit needs no models
-for them; a kind the cluster does not serve is simply skipped.
+everywhere. Ingress is read as its generated model; Route, HTTPRoute and Gateway, whose CRDs
+flarekit does not pin, as generic resources (typed metadata, the rest as the server sent it).
+All go through the `Client`; a kind the cluster does not serve is simply skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import Forbidden, Operation, error_from_response, unavailable
+from flarekit._errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
     from flarekit._client import Client
+    from flarekit_models._base import KubeResource
+    from flarekit_models.networking.v1 import Ingress, IngressBackend
 
 __all__ = [
     "DEFAULT_DASHBOARD_PORT",
@@ -40,12 +42,22 @@ class ExposedKind:
     version: str
     plural: str
 
+    def model(self) -> type[KubeResource]:
+        if self.kind == "Ingress":
+            from flarekit_models.networking.v1 import Ingress
+
+            return Ingress
+        from flarekit._generic import generic_resource
+
+        return generic_resource(f"{self.group}/{self.version}", self.kind, self.plural)
+
 
 EXPOSING_KINDS = (
     ExposedKind("Route", "route.openshift.io", "v1", "routes"),
     ExposedKind("Ingress", "networking.k8s.io", "v1", "ingresses"),
     ExposedKind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes"),
 )
+GATEWAY = ExposedKind("Gateway", "gateway.networking.k8s.io", "v1", "gateways")
 
 
 class DashboardNotExposed(LookupError):
@@ -106,37 +118,32 @@ def _route_uri(
 
 
 def _ingress_backend_matches(
-    backend: Mapping[str, Any], service: str, port: int, names: tuple[str, ...]
+    backend: IngressBackend | None, service: str, port: int, names: tuple[str, ...]
 ) -> bool:
-    svc = _map(backend.get("service"))
-    if svc.get("name") != service:
+    svc = backend.service if backend is not None else None
+    if svc is None or svc.name != service:
         return False
-    ref = _map(svc.get("port"))
-    return _port_matches(ref.get("number", ref.get("name")), port, names)
+    ref = svc.port
+    number = ref.number if ref is not None else None
+    return _port_matches(number if number is not None else (ref.name if ref else None), port, names)
 
 
-def _ingress_uri(
-    obj: Mapping[str, Any], service: str, port: int, names: tuple[str, ...]
-) -> str | None:
-    spec = _map(obj.get("spec"))
-    tls_hosts = {h for t in map(_map, _list(spec.get("tls"))) for h in _list(t.get("hosts"))}
-    balancer = [
-        i.get("hostname") or i.get("ip")
-        for i in map(_map, _list(_map(_map(obj.get("status")).get("loadBalancer")).get("ingress")))
-    ]
-    fallback_host = next((h for h in balancer if h), None)
-    for rule in map(_map, _list(spec.get("rules"))):
-        for path in map(_map, _list(_map(rule.get("http")).get("paths"))):
-            if _ingress_backend_matches(_map(path.get("backend")), service, port, names):
-                host = rule.get("host") or fallback_host
+def _ingress_uri(obj: Ingress, service: str, port: int, names: tuple[str, ...]) -> str | None:
+    spec = obj.spec
+    if spec is None:
+        return None
+    tls_hosts = {h for t in spec.tls or () for h in t.hosts or ()}
+    balancer = obj.status.load_balancer if obj.status is not None else None
+    addresses = (balancer.ingress or []) if balancer is not None else []
+    fallback_host = next((i.hostname or i.ip for i in addresses if i.hostname or i.ip), None)
+    for rule in spec.rules or ():
+        for path in rule.http.paths if rule.http is not None else ():
+            if _ingress_backend_matches(path.backend, service, port, names):
+                host = rule.host or fallback_host
                 if host:
-                    scheme = (
-                        "https"
-                        if rule.get("host") in tls_hosts or (not rule.get("host") and tls_hosts)
-                        else "http"
-                    )
-                    return f"{scheme}://{host}{_path(path.get('path'))}"
-    default = _map(spec.get("defaultBackend"))
+                    secure = rule.host in tls_hosts or (not rule.host and bool(tls_hosts))
+                    return f"{'https' if secure else 'http'}://{host}{_path(path.path)}"
+    default = spec.default_backend
     if default and fallback_host and _ingress_backend_matches(default, service, port, names):
         return f"{'https' if tls_hosts else 'http'}://{fallback_host}"
     return None
@@ -177,11 +184,13 @@ def _gateway_scheme(client: Client, route: Mapping[str, Any], namespace: str) ->
         if parent.get("kind", "Gateway") != "Gateway":
             continue
         gateway = _get_object(
-            client, "gateway.networking.k8s.io", "v1", "gateways",
-            str(parent.get("namespace") or namespace), str(parent.get("name") or ""),
-        )  # fmt: skip
+            client,
+            GATEWAY,
+            str(parent.get("namespace") or namespace),
+            str(parent.get("name") or ""),
+        )
         section = parent.get("sectionName")
-        for listener in map(_map, _list(_map(_map(gateway).get("spec")).get("listeners"))):
+        for listener in map(_map, _list(_map(gateway.get("spec")).get("listeners"))):
             if section and listener.get("name") != section:
                 continue
             if str(listener.get("protocol", "")).upper() == "HTTPS":
@@ -189,63 +198,27 @@ def _gateway_scheme(client: Client, route: Mapping[str, Any], namespace: str) ->
     return "http"
 
 
-_READERS = {
-    "Route": _route_uri,
-    "Ingress": _ingress_uri,
-    "HTTPRoute": _httproute_uri,
-}
+#: Readers of the kinds without a model, over the JSON the server sent.
+_READERS = {"Route": _route_uri, "HTTPRoute": _httproute_uri}
 
 
-def _call(client: Client, operation: Operation, call: Callable[[Any], Any]) -> Any:
-    """Run `call(CustomObjectsApi)`; None when the server answers 404 (kind not served or
-    object missing); other failures as flarekit errors."""
-    from kubernetes.client import CustomObjectsApi
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
-
-    try:
-        return call(CustomObjectsApi(client.api_client))
-    except ApiException as exc:
-        if exc.status == 404:
-            return None
-        data = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
-        raise error_from_response(operation, int(exc.status or 0), data, None) from None
-    except (HTTPError, OSError) as exc:
-        why = f"cannot reach the API server: {exc}"
-        raise unavailable(operation, type(exc).__name__, why) from exc
-
-
-def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[dict[str, Any]] | None:
+def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[Any] | None:
     """Objects of `kind` in `namespace`, sorted by name; None when the kind is not served."""
-    answer = _call(
-        client,
-        Operation("list", f"{kind.plural}.{kind.group}", "", namespace),
-        lambda api: api.list_namespaced_custom_object(
-            kind.group, kind.version, namespace, kind.plural, _request_timeout=30
-        ),
-    )
-    if answer is None:
-        return None
-    items = [_map(item) for item in _list(_map(answer).get("items"))]
-    return sorted(items, key=lambda o: str(_map(o.get("metadata")).get("name")))
-
-
-def _get_object(
-    client: Client, group: str, version: str, plural: str, namespace: str, name: str
-) -> dict[str, Any] | None:
-    if not name:
-        return None
     try:
-        answer = _call(
-            client,
-            Operation("get", f"{plural}.{group}", name, namespace),
-            lambda api: api.get_namespaced_custom_object(
-                group, version, namespace, plural, name, _request_timeout=30
-            ),
-        )
-    except Forbidden:
+        found = list(client.list(kind.model(), namespace=namespace))
+    except NotFound:
         return None
-    return _map(answer) if answer is not None else None
+    return sorted(found, key=lambda o: (o.metadata.name or "") if o.metadata else "")
+
+
+def _get_object(client: Client, kind: ExposedKind, namespace: str, name: str) -> dict[str, Any]:
+    """The JSON of one object, empty when it is missing, not served or may not be read."""
+    if not name:
+        return {}
+    try:
+        return client.get(kind.model(), name, namespace=namespace).to_dict()
+    except (NotFound, Forbidden):
+        return {}
 
 
 def find_dashboard_uri(
@@ -273,9 +246,13 @@ def find_dashboard_uri(
             notes.append(f"the cluster does not serve {kind.kind} ({kind.group}/{kind.version})")
             continue
         for obj in objects:
-            uri = _READERS[kind.kind](obj, service, port, port_names)
-            if uri and uri.startswith("//"):
-                uri = _gateway_scheme(client, obj, namespace) + ":" + uri
+            if kind.kind == "Ingress":
+                uri = _ingress_uri(obj, service, port, port_names)
+            else:
+                json = obj.to_dict()
+                uri = _READERS[kind.kind](json, service, port, port_names)
+                if uri and uri.startswith("//"):
+                    uri = _gateway_scheme(client, json, namespace) + ":" + uri
             if uri:
                 return uri
     raise DashboardNotExposed(namespace, service, port, notes)

@@ -8,8 +8,7 @@ with the pinned releases' (see `flarekit.compat._crd_match`), the release itself
 may not (``get customresourcedefinitions`` is cluster-wide and often denied), the answer is
 inferred from discovery and says "unknown".
 
-The answer is cached per `Client` (`forget_negotiated`, or `flarekit._served.forget_served`,
-drops it). Facades ask for the one family they write (`family_release`), so a RayCluster
+The answer is kept on the `Client` (`forget_negotiated`, or `Client.forget()`, drops it). Facades ask for the one family they write (`family_release`), so a RayCluster
 create reads only KubeRay's CRDs; `negotiate` asks for all of them.
 """
 
@@ -17,14 +16,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import threading
-import weakref
 from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import ApiError, Forbidden, Operation
-from flarekit._served import FORGET_HOOKS, NotServed, get_bytes, get_json, served_versions
+from flarekit._errors import ApiError, Forbidden
+from flarekit._served import NotServed, get_bytes, get_json, served_versions
 from flarekit.compat._crd_match import ServedCrd, match_release, served_crd
 from flarekit.compat._families import FAMILIES, Family, family, pinned_crds, served_kinds
 from flarekit.compat._releases import FamilyRelease, ServedVersion, ServerReleases
@@ -36,17 +33,12 @@ __all__ = ["family_release", "forget_negotiated", "negotiate"]
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
-_cache: weakref.WeakKeyDictionary[Any, dict[str, FamilyRelease]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
+_TOPIC = "negotiated"
 
 
 def forget_negotiated(client: Client) -> None:
     """Negotiate again next time (after operators were installed or upgraded)."""
-    with _lock:
-        _cache.pop(client, None)
-
-
-FORGET_HOOKS.append(forget_negotiated)
+    client.knowledge.clear(_TOPIC)
 
 
 def negotiate(
@@ -66,14 +58,12 @@ def family_release(client: Client, name: str, *, refresh: bool = False) -> Famil
     """One family's `FamilyRelease` (negotiated on first use, then cached for `client`)."""
     fam = family(name)
     if not refresh:
-        with _lock:
-            known = _cache.get(client, {}).get(name)
+        known = client.knowledge.get(_TOPIC, name, FamilyRelease)
         if known is not None:
             return known
     result, final = _negotiate(client, fam)
     if final:
-        with _lock:
-            _cache.setdefault(client, {})[name] = result
+        client.knowledge.put(_TOPIC, name, result)
     return result
 
 
@@ -85,9 +75,8 @@ def _storage_hash(group: str, version: str, kind: str) -> str:
 
 def _resources(client: Client, group: str, version: str) -> tuple[set[str], set[str]]:
     """(kinds served, kinds stored in `version`) from ``/apis/<group>/<version>``."""
-    operation = Operation("get", "apiresources", f"{group}/{version}")
     try:
-        doc = get_json(client, f"/apis/{group}/{version}", operation)
+        doc = get_json(client, f"/apis/{group}/{version}")
     except Forbidden:
         return set(), set()
     kinds: set[str] = set()
@@ -110,9 +99,8 @@ def _read_crds(client: Client, fam: Family) -> tuple[dict[str, ServedCrd] | None
     names = sorted({c["metadata"]["name"] for t in fam.tags for c in pinned_crds(fam.name, t)})
     found: dict[str, ServedCrd] = {}
     for name in names:
-        operation = Operation("get", "customresourcedefinitions.apiextensions.k8s.io", name)
         try:
-            body = get_bytes(client, f"{CRD_PATH}/{name}", operation)
+            body = get_bytes(client, f"{CRD_PATH}/{name}")
         except Forbidden:
             return None, "CRDs not readable: forbidden", True
         except ApiError as exc:

@@ -375,7 +375,7 @@ class RayJob:
                 "starts it once the job's cluster is ready"
             )
         # Retries (submitter_backoff_limit) leave older pods behind; the newest one counts.
-        pod = max(pods, key=lambda p: str(p.metadata.get("creationTimestamp") or ""))
+        pod = max(pods, key=lambda p: p.created)
         return read_logs(client, namespace, pod.name, container=container, follow=follow, tail=tail)
 
     def stop(self) -> RayJobStatus:

@@ -22,6 +22,7 @@ class RecordedRequest:
     status: int
     user: str | None = None
     content_type: str | None = None
+    user_agent: str | None = None  # the client's `User-Agent` header
 
     def param(self, name: str) -> str | None:
         values = self.query.get(name)

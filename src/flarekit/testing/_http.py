@@ -121,7 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         content_type = self.headers.get("Content-Type") or ""
-        incoming = RecordedRequest(self.command, path, query, 0, None, content_type or None)
+        incoming = RecordedRequest(
+            self.command, path, query, 0, None, content_type or None, self.headers.get("User-Agent")
+        )
         user: str | None = None
         try:
             delay, fault = backend.faults.take(incoming)
@@ -178,6 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status,
                 user,
                 incoming.content_type,
+                incoming.user_agent,
             )
         )
 

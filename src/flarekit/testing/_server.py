@@ -14,6 +14,7 @@ import json
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -35,6 +36,9 @@ JSON = dict[str, Any]
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 DIRECT_AGENT = "flarekit-fakecluster/direct"
+#: The `User-Agent` of `FakeCluster.api_client()`: a test's own reads, not the code under test.
+API_CLIENT_AGENT = "flarekit-fakecluster/api-client"
+_RUNNING: weakref.WeakSet[FakeCluster] = weakref.WeakSet()
 
 
 def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
@@ -106,9 +110,16 @@ class FakeCluster:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    @classmethod
+    def running(cls) -> list[FakeCluster]:
+        """The FakeClusters serving in this process now (for suites that check the requests
+        every server received, such as "every request came through flarekit's `Client`")."""
+        return list(_RUNNING)
+
     def start(self) -> FakeCluster:
         if self._server is not None:
             return self
+        _RUNNING.add(self)
         self._dir = Path(tempfile.mkdtemp(prefix="flarekit-fakecluster-"))
         tls = make_certificates(self._dir)
         self._server = make_server(self._backend, tls.server_context())
@@ -125,6 +136,7 @@ class FakeCluster:
         return self
 
     def stop(self) -> None:
+        _RUNNING.discard(self)
         self._controllers.stop()
         self.store.close_watches()
         self.logs.close()
@@ -180,7 +192,10 @@ class FakeCluster:
         return self._started() / "ca.crt"
 
     def api_client(self, token: str | None = None) -> Any:
-        """A `kubernetes.client.ApiClient` configured from the kubeconfig (or another token)."""
+        """A `kubernetes.client.ApiClient` configured from the kubeconfig (or another token).
+
+        Its requests carry the `User-Agent` `API_CLIENT_AGENT`, so that a test's own reads
+        through it are told apart from requests of the code under test."""
         from kubernetes import client, config
 
         configuration = client.Configuration()
@@ -190,7 +205,9 @@ class FakeCluster:
         if token is not None:
             configuration.api_key = {"authorization": f"Bearer {token}"}
             configuration.refresh_api_key_hook = None  # it would restore the kubeconfig token
-        return client.ApiClient(configuration)
+        api = client.ApiClient(configuration)
+        api.user_agent = API_CLIENT_AGENT
+        return api
 
     # -- auth -----------------------------------------------------------------------------------
 

@@ -83,7 +83,8 @@ def route(name: str, ns: str, service: str, **spec: Any) -> dict[str, Any]:
 
 def ingress(name: str, ns: str, service: str, port: dict[str, Any], **spec: Any) -> dict[str, Any]:
     backend = {"service": {"name": service, "port": port}}
-    rule = {"host": "ray.example.com", "http": {"paths": [{"path": "/ray", "backend": backend}]}}
+    path = {"path": "/ray", "pathType": "Prefix", "backend": backend}
+    rule = {"host": "ray.example.com", "http": {"paths": [path]}}
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",

@@ -1,0 +1,31 @@
+"""Checks that hold for every facade test: every request a FakeCluster receives comes through
+flarekit's `Client` (its transport's `User-Agent`), or from the test's own reads through
+`FakeCluster.api_client()`. A request sent any other way (the official client's API classes
+on `Client.api_client`, a bare urllib3 pool) bypasses the client's retry, timeout, warning
+and error policy, and fails the test that made it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_support import outside_client
+
+from flarekit.testing import FakeCluster
+
+#: The emulator's own tests speak raw HTTP to it on purpose.
+_EMULATOR_TESTS = Path(__file__).parent / "testing"
+
+
+@pytest.fixture(autouse=True)
+def _every_request_through_client(request: pytest.FixtureRequest) -> Iterator[None]:
+    exempt = request.node.get_closest_marker("requests_outside_client")
+    if exempt or _EMULATOR_TESTS in request.node.path.parents:
+        yield
+        return
+    seen = {id(c): len(c.requests) for c in FakeCluster.running()}
+    yield
+    for cluster in FakeCluster.running():
+        outside = outside_client(cluster, seen.get(id(cluster), 0))
+        assert not outside, f"requests not sent through flarekit's Client: {outside}"
