@@ -17,7 +17,7 @@ Kueue labels, head Services and Routes. The order of work is the point:
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from typing import TYPE_CHECKING, Any
 
 from flarekit._validation import ConfigError, Problem
@@ -269,16 +269,20 @@ class Cluster:
             refuse_kueue_options(self.client, self.config)  # MCAD queues it, not Kueue
         else:
             queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
-        config = dataclasses.replace(self.config, namespace=namespace, local_queue=queue)
-        self._check_not_taken(config)
+        # Validated above: a copy with the resolved namespace and queue, not checked again.
+        config = copy.copy(self.config)
+        config.namespace, config.local_queue = namespace, queue
+        raycluster = self._check_not_taken(config)
         model = prepare_write(
-            self.client, render(config), parameters=_PARAMETERS, subject=repr(self)
+            self.client, render(config, validated=True), parameters=_PARAMETERS, subject=repr(self)
         )
         kind = type(model)
         name = self.appwrapper_name if config.appwrapper else config.name
         if config.appwrapper and self._appwrapper_name and model.metadata is not None:
             model.metadata.name = self._appwrapper_name
-        existed = self._get(kind, name) is not None
+        # For a bare RayCluster the object to write is the one just read.
+        stored = self._get(kind, name) if config.appwrapper else raycluster
+        existed = stored is not None
         created: list[tuple[type[KubeResource], str]] = []
         try:
             stored = self.client.apply(model, force=force)
@@ -293,13 +297,15 @@ class Cluster:
 
     up = apply
 
-    def _check_not_taken(self, config: ClusterConfiguration) -> None:
-        """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one."""
+    def _check_not_taken(self, config: ClusterConfiguration) -> Any | None:
+        """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one;
+        returns the RayCluster of that name as stored (None if there is none)."""
         from flarekit_models.ray.v1 import RayCluster
 
-        existing = _as_dict(self._get(RayCluster, config.name))
+        stored = self._get(RayCluster, config.name)
+        existing = _as_dict(stored)
         if existing is None:
-            return
+            return None
         owner = owning_appwrapper(existing)
         where = f"{config.namespace}/{config.name}"
         if config.appwrapper and owner is None:
@@ -317,7 +323,7 @@ class Cluster:
                 f"appwrapper=True to update it through AppWrapper {owner!r}",
             )
         else:
-            return
+            return stored
         raise ConfigError([problem])
 
     def _check_labels(self, stored: Any, config: ClusterConfiguration, existed: bool) -> None:

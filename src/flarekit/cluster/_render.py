@@ -249,24 +249,26 @@ def _gcs_options(config: ClusterConfiguration) -> dict[str, Any]:
     return options
 
 
-def render_raycluster(config: ClusterConfiguration) -> RayCluster:
+def render_raycluster(config: ClusterConfiguration, *, validated: bool = False) -> RayCluster:
     """The RayCluster of ``config`` as a typed model, standalone (never wrapped, so it
     carries the Kueue labels itself even if ``config.appwrapper`` is set).
 
     Raises :class:`~flarekit.cluster.ConfigError` if ``config`` was changed into an invalid
-    one after construction.
+    one after construction (not checked again when the caller has just `validated` it).
     """
     from flarekit_models.ray.v1 import RayCluster
 
-    config.validate().raise_if_problems()
+    if not validated:
+        config.validate().raise_if_problems()
     return RayCluster.model_validate(raycluster_dict(config))
 
 
-def render_appwrapper(config: ClusterConfiguration) -> AppWrapper:
+def render_appwrapper(config: ClusterConfiguration, *, validated: bool = False) -> AppWrapper:
     """``config``'s RayCluster inside an AppWrapper that carries the Kueue labels."""
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
-    config.validate().raise_if_problems()
+    if not validated:
+        config.validate().raise_if_problems()
     wrapper = {
         "apiVersion": "workload.codeflare.dev/v1beta2",
         "kind": "AppWrapper",
@@ -276,9 +278,11 @@ def render_appwrapper(config: ClusterConfiguration) -> AppWrapper:
     return AppWrapper.model_validate(wrapper)
 
 
-def render(config: ClusterConfiguration) -> RayCluster | AppWrapper:
+def render(config: ClusterConfiguration, *, validated: bool = False) -> RayCluster | AppWrapper:
     """What to create for ``config``: an AppWrapper if ``config.appwrapper``, else a RayCluster."""
-    return render_appwrapper(config) if config.appwrapper else render_raycluster(config)
+    if config.appwrapper:
+        return render_appwrapper(config, validated=validated)
+    return render_raycluster(config, validated=validated)
 
 
 def to_dict(obj: ClusterConfiguration | KubeModel) -> dict[str, Any]:

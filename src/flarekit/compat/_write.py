@@ -114,7 +114,8 @@ def prepare_write(
     """
     from flarekit_models._registry import resource_model
 
-    data = obj.to_dict() if isinstance(obj, KubeModel) else dict(obj)
+    original = obj.to_dict() if isinstance(obj, KubeModel) else dict(obj)
+    data = original  # replaced (never changed in place) by each step that changes it
     api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
     params = tuple(parameters)
     fam = family_for(api_version)
@@ -132,7 +133,7 @@ def prepare_write(
             check_fields(data, release, parameters=params, subject=subject, strict_under=strict)
         if kind == "AppWrapper":
             _check_embedded(client, data, params, subject)
-    if isinstance(obj, KubeResource) and data == obj.to_dict():
+    if isinstance(obj, KubeResource) and (data is original or data == original):
         return obj  # unchanged: keep the caller's model as it is
     model: KubeResource = resource_model(str(data["apiVersion"]), kind).model_validate(data)
     return model
