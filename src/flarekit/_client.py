@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from flarekit._codec import ResourceList, StatusBody, dump, dump_apply, object_or_status
+from flarekit._codec import (
+    ResourceList,
+    StatusBody,
+    decode_page,
+    dump,
+    dump_apply,
+    object_or_status,
+)
 from flarekit._config import Credentials, default_credentials
 from flarekit._dropped import is_unknown_field, report_pruned
 from flarekit._errors import Operation
@@ -311,7 +318,7 @@ class Client:
             data = self._transport.send_json(
                 operation, "GET", path, query=[*query, *extra], idempotent=True
             )
-            page: ResourceList[R] = page_model.model_validate_json(data)
+            page: ResourceList[R] = decode_page(page_model, data)
             return page
 
         return ListIterator(fetch)

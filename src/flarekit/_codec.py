@@ -9,8 +9,11 @@ caller did not say is written to the cluster.
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, Generic, Literal, TypeVar
 
@@ -18,7 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from flarekit_models._base import KubeResource
 
-__all__ = ["ResourceList", "StatusBody", "WatchLine", "dump", "dump_apply", "dump_object"]
+__all__ = [
+    "ResourceList",
+    "StatusBody",
+    "WatchLine",
+    "decode_page",
+    "dump",
+    "dump_apply",
+    "dump_object",
+]
 
 R = TypeVar("R", bound=KubeResource)
 
@@ -56,6 +67,42 @@ class WatchLine(BaseModel, Generic[R]):
 
     type: str
     object: R | StatusBody
+
+
+_pauses = 0  # decodes under way (threads)
+_we_disabled = False  # whether the first of them turned the collector off
+_pause_lock = threading.Lock()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Keep Python's cyclic garbage collector from running (when it was enabled).
+
+    Why: validating a page allocates several container objects per field of every object,
+    and all of them survive. Each allocation burst triggers collections that traverse the
+    objects made so far, so the cost per object grows with the page: measured at 10,000
+    RayClusters, about 4x the decoding time. The models hold no reference cycles, so there
+    is nothing for the collector to find; reference counting frees them as before."""
+    global _pauses, _we_disabled
+    with _pause_lock:
+        _pauses += 1
+        if _pauses == 1 and gc.isenabled():
+            gc.disable()
+            _we_disabled = True
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _we_disabled:
+                _we_disabled = False
+                gc.enable()
+
+
+def decode_page(page_model: type[ResourceList[R]], data: bytes) -> ResourceList[R]:
+    """One list response, validated from bytes into models without collector pauses."""
+    with _collector_paused():
+        return page_model.model_validate_json(data)
 
 
 @cache

@@ -152,9 +152,13 @@ def get_pod(client: Client, namespace: str, pod: str) -> PodInfo:
     return PodInfo.from_pod(client.get(_pod_model(), pod, namespace=namespace))
 
 
-def _check(tail: int | None, container: str | None) -> None:
+def _check(tail: int | None, container: str | None, since: float | None = None) -> None:
     if tail is not None and (isinstance(tail, bool) or not isinstance(tail, int) or tail < 0):
         raise ValueError(f"tail must be a whole number of lines >= 0 or None; got {tail!r}")
+    if since is not None and (
+        isinstance(since, bool) or not isinstance(since, int | float) or since <= 0
+    ):
+        raise ValueError(f"since must be a number of seconds > 0 or None; got {since!r}")
     if container is not None and (not isinstance(container, str) or not container):
         raise ValueError(f"container must be a container name or None; got {container!r}")
 
@@ -192,6 +196,7 @@ def read_logs(
     *,
     container: str | None = ...,
     tail: int | None = ...,
+    since: float | None = ...,
     timestamps: bool = ...,
     follow: Literal[False] = ...,
 ) -> str: ...
@@ -205,6 +210,7 @@ def read_logs(
     *,
     container: str | None = ...,
     tail: int | None = ...,
+    since: float | None = ...,
     timestamps: bool = ...,
     follow: Literal[True],
 ) -> Iterator[str]: ...
@@ -218,6 +224,7 @@ def read_logs(
     *,
     container: str | None = ...,
     tail: int | None = ...,
+    since: float | None = ...,
     timestamps: bool = ...,
     follow: bool,
 ) -> str | Iterator[str]: ...
@@ -230,21 +237,29 @@ def read_logs(
     *,
     container: str | None = None,
     tail: int | None = None,
+    since: float | None = None,
     timestamps: bool = False,
     follow: bool = False,
 ) -> str | Iterator[str]:
-    """A container's log as text: all of it or the last `tail` lines. `container` may be left
-    out when the pod has one container (the server answers 400 otherwise, naming them).
-    `follow=True` is `follow_logs(...)`."""
+    """A container's log as text: all of it, the last `tail` lines, or the lines of the last
+    `since` seconds. `container` may be left out when the pod has one container (the server
+    answers 400 otherwise, naming them). `follow=True` is `follow_logs(...)`."""
     if follow:
         return follow_logs(
-            client, namespace, pod, container=container, tail=tail, timestamps=timestamps
-        )
-    _check(tail, container)
+            client, namespace, pod, container=container, tail=tail, since=since,
+            timestamps=timestamps,
+        )  # fmt: skip
+    _check(tail, container, since)
     response = _open_log(
-        client, namespace, pod, False, container=container, tail_lines=tail, timestamps=timestamps
-    )
+        client, namespace, pod, False, container=container, tail_lines=tail,
+        since_seconds=_seconds(since), timestamps=timestamps,
+    )  # fmt: skip
     return response.data.decode("utf-8", "replace")
+
+
+def _seconds(since: float | None) -> int | None:
+    """`sinceSeconds` is whole seconds: round up, so no line of the period is left out."""
+    return None if since is None else max(1, math.ceil(since))
 
 
 def _waiting(error: ApiError) -> bool:
@@ -284,6 +299,7 @@ def follow_logs(
     *,
     container: str | None = None,
     tail: int | None = None,
+    since: float | None = None,
     timestamps: bool = False,
     poll: float = 1.0,
 ) -> Iterator[str]:
@@ -291,11 +307,12 @@ def follow_logs(
     last `tail` lines (all when None), until the container or pod finishes or the pod is
     deleted. A container that has not started is waited for (checked every `poll` seconds);
     dropped connections are resumed without repeating lines (see the module notes). With
-    `timestamps=True` each line starts with the node's RFC 3339 timestamp and a space."""
-    _check(tail, container)
+    `timestamps=True` each line starts with the node's RFC 3339 timestamp and a space.
+    `since` starts with the lines of the last `since` seconds instead."""
+    _check(tail, container, since)
     if poll <= 0:
         raise ValueError(f"poll must be a positive number of seconds; got {poll!r}")
-    return _follow(client, namespace, pod, container, tail, timestamps, poll)
+    return _follow(client, namespace, pod, container, tail, _seconds(since), timestamps, poll)
 
 
 def _follow(
@@ -304,6 +321,7 @@ def _follow(
     pod: str,
     container: str | None,
     tail: int | None,
+    since_first: int | None,
     timestamps: bool,
     poll: float,
 ) -> Iterator[str]:
@@ -316,7 +334,7 @@ def _follow(
     failures = 0
     operation = Operation("get", "pods/log", pod, namespace)
     while True:
-        since = None
+        since = since_first
         if last is not None:
             since = max(1, math.ceil(time.monotonic() - received) + RESUME_MARGIN)
         try:

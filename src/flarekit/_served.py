@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from flarekit._errors import ApiError, NotFound, Operation
+from flarekit._products import KUEUE_GROUP, PRODUCTS
 
 if TYPE_CHECKING:
     from flarekit._client import Client
@@ -34,22 +35,9 @@ __all__ = [
     "served_versions",
 ]
 
-KUEUE_GROUP = "kueue.x-k8s.io"
 KueueVersion = Literal["v1beta2", "v1beta1"]
 #: The Kueue versions flarekit speaks, most preferred first.
 KUEUE_VERSIONS: tuple[KueueVersion, ...] = ("v1beta2", "v1beta1")
-
-#: What users call the software behind each API group, for "X is not installed" messages.
-_PRODUCTS = {
-    KUEUE_GROUP: "Kueue",
-    "ray.io": "KubeRay",
-    "trainer.kubeflow.org": "Kubeflow Trainer",
-    "kubeflow.org": "The Kubeflow Training Operator",
-    "workload.codeflare.dev": "The AppWrapper controller",
-    "jobset.x-k8s.io": "JobSet",
-    "route.openshift.io": "OpenShift routing",
-    "gateway.networking.k8s.io": "The Gateway API",
-}
 
 
 class NotServed(LookupError):
@@ -62,7 +50,7 @@ class NotServed(LookupError):
 
 
 def _not_installed(group: str) -> NotServed:
-    product = _PRODUCTS.get(group)
+    product = PRODUCTS.get(group)
     if product is None:
         return NotServed(group, f"the cluster does not serve the {group} API group")
     return NotServed(group, f"{product} is not installed on this cluster (no {group} API group)")
@@ -124,7 +112,7 @@ def preferred_version(client: Client, group: str, supported: Sequence[str]) -> s
     for version in supported:
         if version in served:
             return version
-    product = _PRODUCTS.get(group, f"the {group} API group")
+    product = PRODUCTS.get(group, f"the {group} API group")
     raise NotServed(
         group,
         f"{product} on this cluster serves {group} versions {', '.join(served)}; flarekit "

@@ -51,7 +51,7 @@ def _get_json(client: Client, path: str) -> Any:
 def served_groups(client: Client, everything: bool = False) -> list[dict[str, Any]]:
     """The API groups flarekit works with (all groups with `everything`) and the versions the
     server serves of each, the preferred one first; groups not served have no versions."""
-    from flarekit._served import _PRODUCTS
+    from flarekit._products import PRODUCTS as _PRODUCTS
 
     body = _get_json(client, "/apis")
     served: dict[str, list[str]] = {}

@@ -20,9 +20,10 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
 from flarekit._wait import Clock, WaitTimeout, wait_until
-from flarekit.cluster._config import PRIORITY_LABEL, QUEUE_LABEL, ClusterConfiguration
+from flarekit.cluster._config import ClusterConfiguration
 from flarekit.cluster._status import (
     ClusterState,
     ClusterStatus,

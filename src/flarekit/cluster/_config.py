@@ -28,6 +28,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
 
@@ -48,10 +49,6 @@ __all__ = [
 DEFAULT_RAY_VERSION = "2.47.1"
 #: Where the default image comes from: ``rayproject/ray:<ray_version>``.
 DEFAULT_IMAGE_REPOSITORY = "rayproject/ray"
-#: Kueue reads the LocalQueue of a workload from this label of the top-level object.
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-#: Kueue reads the WorkloadPriorityClass of a workload from this label.
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 #: CPU and memory amounts: ``2``, ``0.5``, ``"500m"``, ``"8Gi"``.
 QuantityValue = int | float | str

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from flarekit._products import QUEUE_LABEL
 from flarekit._tables import HtmlStatus
-from flarekit.cluster._config import QUEUE_LABEL
 from flarekit.cluster._wrapper import MCAD_APPWRAPPER
 
 __all__ = [

@@ -11,7 +11,10 @@ style) run as a TrainJob, a training-operator PyTorchJob (optionally in an AppWr
 Ray cluster.
 """
 
+from typing import TYPE_CHECKING
+
 from flarekit.job._distributed import DistributedJob
+from flarekit.job._job import Job, JobError, JobSpec
 from flarekit.job._jobstate import JobState, JobStatus
 from flarekit.job._packaging import PackagingError
 from flarekit.job._pytorchjob import PyTorchJobRun
@@ -23,6 +26,9 @@ from flarekit.job._trainjob import TrainJob
 
 __all__ = [
     "DistributedJob",
+    "Job",
+    "JobError",
+    "JobSpec",
     "JobState",
     "JobStatus",
     "PackagingError",
@@ -37,3 +43,8 @@ __all__ = [
     "get_runtime",
     "list_runtimes",
 ]
+
+if TYPE_CHECKING:
+    # The type checker holds every kind of job to the one shape.
+    _HANDLES: tuple[type[Job], ...] = (RayJob, TrainJob, PyTorchJobRun, RayRun)
+    _SPECS: tuple[type[JobSpec], ...] = (RayJob, TrainJob, DistributedJob)

@@ -438,7 +438,8 @@ class DistributedJob:
     def submit(self, cluster: Any = None) -> TrainJob | PyTorchJobRun | RayRun:
         """Run the job: on Kubernetes (TrainJob, else PyTorchJob, optionally in an
         AppWrapper) or, given `cluster` (a `Cluster`, a `RayJobClient` or a dashboard URL),
-        on that Ray cluster. Returns a handle with status, wait, logs and delete."""
+        on that Ray cluster. Returns its handle: a `Job` (status, wait, logs, events, stop,
+        resume, delete), whichever ran it."""
         if cluster is not None:
             return self._submit_ray(cluster)
         target = self.target()

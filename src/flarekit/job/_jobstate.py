@@ -70,7 +70,22 @@ class JobStatus(HtmlStatus):
 
     @property
     def finished(self) -> bool:
+        """The job has ended (succeeded, failed or was stopped); it will not run again by
+        itself."""
         return self.state.is_terminal
+
+    @property
+    def succeeded(self) -> bool:
+        return self.state is JobState.SUCCEEDED
+
+    @property
+    def failed(self) -> bool:
+        return self.state is JobState.FAILED
+
+    @property
+    def summary(self) -> str:
+        """One line for progress displays: the state, and the server's reason."""
+        return f"{self.state.value} ({self.reason})" if self.reason else self.state.value
 
     def __str__(self) -> str:
         why = ": ".join(p for p in (self.reason, self.message) if p)

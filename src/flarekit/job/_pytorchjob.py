@@ -10,14 +10,17 @@ conditions, logs from the master pod, wait, delete.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from flarekit._objects import labels_of
+from flarekit._products import QUEUE_LABEL
+from flarekit.job._job import KubeJob
 from flarekit.job._jobstate import JobState, JobStatus, condition, conditions_of
 
 if TYPE_CHECKING:
     from flarekit._client import Client
+    from flarekit_models._base import KubeResource
 
 __all__ = [
     "CONTAINER",
@@ -164,8 +167,8 @@ def appwrapper_status(obj: Mapping[str, Any]) -> JobStatus:
     )  # fmt: skip
 
 
-class PyTorchJobRun:
-    """A submitted PyTorchJob (or the AppWrapper holding it): status, wait, logs, delete."""
+class PyTorchJobRun(KubeJob[JobStatus]):
+    """A submitted PyTorchJob (or the AppWrapper holding it), with the `Job` methods."""
 
     def __init__(self, client: Client, name: str, namespace: str, *, wrapped: bool) -> None:
         self.client = client
@@ -182,68 +185,52 @@ class PyTorchJobRun:
 
         return PyTorchJob
 
-    def _fetch(self) -> dict[str, Any]:
-        found: dict[str, Any] = self.client.get(
-            self._model(), self.name, namespace=self.namespace
-        ).to_dict()
-        return found
+    def _connection(self) -> tuple[Client, str]:
+        return self.client, self.namespace
 
-    def _read(self, obj: Mapping[str, Any]) -> JobStatus:
-        return appwrapper_status(obj) if self.wrapped else pytorchjob_status(obj)
+    def _status_of(self, obj: KubeResource) -> JobStatus:
+        data = obj.to_dict()
+        return appwrapper_status(data) if self.wrapped else pytorchjob_status(data)
 
-    def status(self) -> JobStatus:
-        return self._read(self._fetch())
-
-    def wait(
-        self, timeout: float = 600.0, *, poll: float = 0.5, progress: bool = True
-    ) -> JobStatus:
-        """Until Succeeded; `TerminalFailure` with the operator's message on failure."""
-        from flarekit._wait import wait_until
-
-        def failed(obj: Mapping[str, Any]) -> str | None:
-            status = self._read(obj)
-            return (
-                (status.message or status.reason or "Failed")
-                if status.state is JobState.FAILED
-                else None
-            )
-
-        kind = "AppWrapper" if self.wrapped else "PyTorchJob"
-        final = wait_until(
-            self._fetch,
-            lambda obj: self._read(obj).state is JobState.SUCCEEDED,
-            failed,
-            timeout=timeout,
-            describe=f"{kind} {self.namespace}/{self.name} to finish",
-            poll=poll,
-            progress=progress,
-            state=lambda obj: str(self._read(obj).state.value),
-        )
-        return self._read(final)
-
-    def logs(self, *, follow: bool = False, tail: int | None = None) -> str | Iterator[str]:
-        """The master's log (`follow=True`: lines as they come, until the pod ends)."""
-        from flarekit._pods import list_pods, read_logs
+    def _log_pod(self) -> tuple[str, str | None]:
+        """The master's pod and container."""
+        from flarekit._pods import list_pods
 
         selector = {JOB_NAME_LABEL: self.name, REPLICA_TYPE_LABEL: "master"}
-        pods: Sequence[Any] = list_pods(self.client, self.namespace, selector)
+        pods = list_pods(self.client, self.namespace, selector)
         if not pods:
             raise LookupError(
                 f"PyTorchJob {self.namespace}/{self.name} has no master pod yet; its state: "
                 f"{self.status().state.value}"
             )
-        text: str | Iterator[str] = read_logs(
-            self.client, self.namespace, pods[0].name, container=CONTAINER, follow=follow, tail=tail
-        )
-        return text
+        return pods[0].name, CONTAINER
 
-    def delete(self) -> None:
-        from flarekit._errors import NotFound
+    def stop(self) -> JobStatus:
+        """Stop the job and keep it; a finished job is left as it is. A job queued by Kueue
+        is stopped through its Workload (see `flarekit.job._workload`); otherwise the
+        PyTorchJob's ``spec.runPolicy.suspend`` (the AppWrapper's ``spec.suspend``) is set."""
+        return self._switch(run=False)
 
-        with contextlib.suppress(NotFound):
-            self.client.delete(
-                self._model(), self.name, namespace=self.namespace, propagation_policy="Foreground"
-            )
+    def resume(self) -> JobStatus:
+        """Run a stopped job again (the reverse of `stop`)."""
+        return self._switch(run=True)
+
+    def _switch(self, *, run: bool) -> JobStatus:
+        from flarekit.job._workload import set_workload_active
+
+        obj = self._fetch()
+        current = self._status_of(obj)
+        if current.finished:
+            return current
+        if labels_of(obj).get(QUEUE_LABEL):
+            subject = f"{type(obj).__name__} {self.namespace}/{self.name}"
+            set_workload_active(self.client, obj, active=run, subject=subject)
+        else:
+            patch: dict[str, Any] = {"spec": {"suspend": not run}}
+            if not self.wrapped:
+                patch = {"spec": {"runPolicy": {"suspend": not run}}}
+            self.client.patch(self._model(), self.name, patch, namespace=self.namespace)
+        return self.status()
 
     def __repr__(self) -> str:
         kind = "AppWrapper" if self.wrapped else "PyTorchJob"

@@ -1,14 +1,12 @@
 """Running a torchrun job on a Ray cluster through the Ray Jobs API.
 
 A Ray job's entrypoint runs once, on the head node, so ``torchrun --nnodes N`` there alone
-would start nothing on other nodes. The entrypoint is therefore a small launcher (`LAUNCHER`,
-sent as ``python -c``; it needs only Ray, which every Ray image has): it reserves one bundle
-per node in a placement group (``STRICT_SPREAD``: N different nodes, all or nothing, which is
-gang scheduling; ``SPREAD`` without gang), starts an actor in each bundle, and has every actor
-run ``torchrun --nnodes N --nproc-per-node M --node-rank i --master-addr <actor 0's node>``
-with the user's script or module and arguments. The same script runs unchanged here, in a
-TrainJob and in a PyTorchJob. Ray Train was not chosen because its TorchTrainer sets up the
-process group itself, so scripts written for torchrun would initialise it twice.
+would start nothing on other nodes. The entrypoint is therefore the launcher in
+`flarekit.job.ray_launcher` (a real module, tested as one), sent as ``python -c <its
+source>`` with the job's spec: it places one torchrun per node through a placement group.
+The same script runs unchanged here, in a TrainJob and in a PyTorchJob. Ray Train was not
+chosen because its TorchTrainer sets up the process group itself, so scripts written for
+torchrun would initialise it twice.
 """
 
 from __future__ import annotations
@@ -16,63 +14,25 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Literal, overload
 
+from flarekit.job._job import JobError, Until, timeout_passed_as_until, wanted_states
 from flarekit.job._jobstate import JobState, JobStatus
+from flarekit.job.ray_launcher import node_command
 
 if TYPE_CHECKING:
     from flarekit.ray import RayJobClient
+    from flarekit_models.core.v1 import Event
 
-__all__ = ["LAUNCHER", "RayRun", "node_command", "ray_entrypoint"]
-
-LAUNCHER = r"""
-import json, os, socket, subprocess, sys
-import ray
-from ray.util.placement_group import placement_group
-from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
-spec = json.loads(sys.argv[1])
+__all__ = ["RayRun", "launcher_source", "node_command", "ray_entrypoint"]
 
 
-def node_command(spec, rank, master, port):
-    target = ["-m", spec["module"]] if spec.get("module") else [spec["script"]]
-    return ["torchrun", "--nnodes", str(spec["nodes"]), "--nproc-per-node", str(spec["procs"]),
-            "--node-rank", str(rank), "--master-addr", master, "--master-port", str(port),
-            *target, *spec["args"]]
-
-
-@ray.remote
-class Node:
-    def address(self):
-        with socket.socket() as s:
-            s.bind(("", 0))
-            return ray.util.get_node_ip_address(), s.getsockname()[1]
-
-    def run(self, command):
-        env = {**os.environ, **spec["env"]}
-        return subprocess.run(command, env=env).returncode
-
-
-ray.init()
-bundle = {k: v for k, v in spec["bundle"].items() if v}
-group = placement_group([dict(bundle) for _ in range(spec["nodes"])], strategy=spec["strategy"])
-ray.get(group.ready())
-nodes = [Node.options(num_cpus=0, scheduling_strategy=PlacementGroupSchedulingStrategy(
-    placement_group=group, placement_group_bundle_index=i)).remote() for i in range(spec["nodes"])]
-master, port = ray.get(nodes[0].address.remote())
-codes = ray.get([n.run.remote(node_command(spec, i, master, port)) for i, n in enumerate(nodes)])
-print("flarekit: node exit codes", codes, flush=True)
-sys.exit(max(codes, key=abs) if any(codes) else 0)
-"""
-
-
-def node_command(spec: Mapping[str, Any], rank: int, master: str, port: int) -> list[str]:
-    """What node `rank` runs (the launcher's own function, run here to show and test it)."""
-    namespace: dict[str, Any] = {}
-    source = LAUNCHER[LAUNCHER.index("def node_command") : LAUNCHER.index("@ray.remote")]
-    exec(source, namespace)
-    command: list[str] = namespace["node_command"](spec, rank, master, port)
-    return command
+@cache
+def launcher_source() -> str:
+    """The source of `flarekit.job.ray_launcher`, as the cluster runs it."""
+    return resources.files("flarekit.job").joinpath("ray_launcher.py").read_text("utf-8")
 
 
 def ray_entrypoint(
@@ -97,7 +57,7 @@ def ray_entrypoint(
         "bundle": dict(bundle),
         "strategy": "STRICT_SPREAD" if gang else "SPREAD",
     }
-    command = f"python -c {shlex.quote(LAUNCHER)} {shlex.quote(json.dumps(spec))}"
+    command = f"python -c {shlex.quote(launcher_source())} {shlex.quote(json.dumps(spec))}"
     return command, spec
 
 
@@ -111,7 +71,9 @@ _RAY_STATES = {
 
 
 class RayRun:
-    """A distributed job submitted to a Ray cluster: status, wait, logs, stop, delete."""
+    """A distributed job submitted to a running Ray cluster through the Ray Jobs API, with
+    the `Job` methods. It is no Kubernetes object: `events()` is empty, and a stopped Ray
+    job cannot be resumed (submit it again)."""
 
     def __init__(self, client: RayJobClient, submission_id: str, name: str) -> None:
         self.ray = client
@@ -129,30 +91,97 @@ class RayRun:
             message=str(details.message or ""),
         )
 
-    def wait(self, timeout: float = 600.0, *, poll: float = 0.5) -> JobStatus:
-        """Until the Ray job ends; a failed or stopped job raises `TerminalFailure`."""
-        from flarekit._wait import TerminalFailure
+    def wait(
+        self,
+        until: Until = JobState.SUCCEEDED,
+        *,
+        timeout: float = 3600.0,
+        poll: float = 0.5,
+        progress: bool = True,
+    ) -> JobStatus:
+        """The status once the Ray job is in (one of) `until`; `TerminalFailure` when it
+        ends otherwise, `WaitTimeout` after `timeout` seconds."""
+        from flarekit._wait import wait_until
 
-        self.ray.wait(self.submission_id, timeout=timeout, poll=poll)
-        final = self.status()
-        if final.state is not JobState.SUCCEEDED:
-            raise TerminalFailure(
-                what=f"Ray job {self.submission_id}",
-                reason=final.message or final.state.value,
-                last_state=final.state.value,
-            )
-        return final
+        until, timeout = timeout_passed_as_until(until, timeout)
+        wanted = wanted_states(until)
 
-    def logs(self, *, follow: bool = False) -> str | Iterator[str]:
+        def failed(status: JobStatus) -> str | None:
+            if status.state in wanted or not status.state.is_terminal:
+                return None
+            return status.message or status.state.value
+
+        return wait_until(
+            self.status,
+            lambda status: status.state in wanted,
+            failed,
+            timeout=timeout,
+            describe=f"Ray job {self.submission_id}",
+            poll=poll,
+            progress=progress,
+            state=lambda status: status.summary,
+        )
+
+    @overload
+    def logs(
+        self, *, follow: Literal[False] = False, tail: int | None = None, since: float | None = None
+    ) -> str: ...
+
+    @overload
+    def logs(
+        self, *, follow: Literal[True], tail: int | None = None, since: float | None = None
+    ) -> Iterator[str]: ...
+
+    def logs(
+        self, *, follow: bool = False, tail: int | None = None, since: float | None = None
+    ) -> str | Iterator[str]:
+        """The Ray job's output (the last `tail` lines), or `follow=True`: lines as they come.
+        Ray's job logs carry no timestamps, so `since` (and `tail` while following) cannot
+        be honoured and are refused rather than ignored."""
+        if since is not None:
+            raise ValueError("since: Ray's job logs have no timestamps; use tail=<lines>")
         if follow:
+            if tail is not None:
+                raise ValueError("tail: cannot be combined with follow for a Ray job's logs")
             return self.ray.follow_logs(self.submission_id)
-        return self.ray.logs(self.submission_id)
+        text = self.ray.logs(self.submission_id)
+        if tail is None:
+            return text
+        lines = text.splitlines(keepends=True)
+        return "".join(lines[-tail:]) if tail else ""
 
-    def stop(self) -> bool:
-        return self.ray.stop(self.submission_id)
+    def events(self) -> list[Event]:
+        """Always empty: a Ray Jobs API submission has no Kubernetes object to report on."""
+        return []
 
-    def delete(self) -> bool:
-        return self.ray.delete(self.submission_id)
+    def stop(self) -> JobStatus:
+        """Ask Ray to stop the job; returns the status after the request."""
+        self.ray.stop(self.submission_id)
+        return self.status()
+
+    def resume(self) -> JobStatus:
+        """Not possible: Ray does not restart a stopped submission (`JobError`)."""
+        raise JobError(
+            f"Ray job {self.submission_id} cannot be resumed: the Ray Jobs API has no restart; "
+            "submit the DistributedJob again"
+        )
+
+    def delete(self, *, wait: bool = False, timeout: float = 300.0) -> bool:
+        """Stop the job if it still runs, then delete its record on the Ray cluster; False
+        when there was none. Deletion is immediate, so `wait` has nothing to wait for."""
+        from flarekit.ray import RayJobNotFound
+
+        try:
+            if not self.status().finished:
+                self.stop()
+                self.wait(
+                    (JobState.STOPPED, JobState.FAILED, JobState.SUCCEEDED),
+                    timeout=timeout,
+                    progress=False,
+                )
+            return self.ray.delete(self.submission_id)
+        except RayJobNotFound:
+            return False
 
     def __repr__(self) -> str:
         return f"RayRun({self.submission_id!r} on {self.ray.address})"

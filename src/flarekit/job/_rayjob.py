@@ -21,25 +21,24 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator
 from dataclasses import KW_ONLY, MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from flarekit._products import QUEUE_LABEL, SUBMITTER_JOB_LABEL
 from flarekit._validation import ConfigError, Problem, ValidationReport
-from flarekit.cluster._config import QUEUE_LABEL, ClusterConfiguration
+from flarekit.cluster._config import ClusterConfiguration
+from flarekit.job._job import JobError, KubeJob
 from flarekit.job._rayjob_status import RayJobStatus, status_of
 
 if TYPE_CHECKING:
     from flarekit._client import Client
     from flarekit._errors import ApiError
+    from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import PodTemplateSpec
     from flarekit_models.ray.v1 import RayJob as RayJobModel
 
 __all__ = ["RayJob", "RayJobError"]
 
-#: How KubeRay's submitter pods are found: the Kubernetes Job is named after the RayJob,
-#: and the Job controller labels its pods ``job-name=<Job name>``.
-SUBMITTER_JOB_LABEL = "job-name"
 _UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
 #: Fields only some KubeRay releases have, and the parameter that sets each (longest first).
 _PARAMETERS = (
@@ -50,13 +49,13 @@ _PARAMETERS = (
 )
 
 
-class RayJobError(Exception):
+class RayJobError(JobError):
     """The RayJob cannot do what was asked in its current state (the message says why and
     what to do instead)."""
 
 
 @dataclass(eq=False)
-class RayJob:
+class RayJob(KubeJob[RayJobStatus]):
     """A command run on a Ray cluster by KubeRay (a ``ray.io/v1`` RayJob).
 
     Parameters (all but ``name`` and ``entrypoint`` keyword-only):
@@ -181,6 +180,24 @@ class RayJob:
     def _get(self, client: Client, namespace: str) -> RayJobModel:
         return client.get(self._kind(), self.name, namespace=namespace)
 
+    #: KubeRay's finalizer stops the Ray job, and the job's cluster goes with the RayJob.
+    _propagation: ClassVar[Literal["Foreground", "Background"] | None] = None
+
+    def _connection(self) -> tuple[Client, str]:
+        return self._connect()
+
+    def _model(self) -> type[KubeResource]:
+        return self._kind()
+
+    def _status_of(self, obj: KubeResource) -> RayJobStatus:
+        return status_of(obj, QUEUE_LABEL)
+
+    def _stuck(self, status: RayJobStatus) -> str | None:
+        stopped = status.suspended and status.local_queue is None
+        if stopped and status.deployment_status == "Suspended":
+            return "the job is stopped (suspended); resume() runs it again"
+        return None
+
     # -- lifecycle ----------------------------------------------------------------------------
 
     def submit(self) -> RayJob:
@@ -292,71 +309,15 @@ class RayJob:
         report.raise_if_problems()
         return queue
 
-    def status(self) -> RayJobStatus:
-        """The job's state as the cluster reports it now (fields not reported are None)."""
-        client, namespace = self._connect()
-        return status_of(self._get(client, namespace), QUEUE_LABEL)
-
-    def wait(
-        self, timeout: float = 3600.0, *, poll: float = 0.5, progress: bool = True
-    ) -> RayJobStatus:
-        """Block until the job succeeds and return its status.
-
-        Raises :class:`~flarekit._wait.TerminalFailure` quoting KubeRay's message when the job
-        fails (or has been stopped), and :class:`~flarekit._wait.WaitTimeout` after
-        ``timeout`` seconds. A queued job simply waits while Kueue has not admitted it.
-        """
-        from flarekit._wait import wait_until
-
-        client, namespace = self._connect()
-
-        def fetch() -> RayJobStatus:
-            return status_of(self._get(client, namespace), QUEUE_LABEL)
-
-        def failed(s: RayJobStatus) -> str | None:
-            if s.failed:
-                return s.failure_reason
-            if s.suspended and s.local_queue is None and s.deployment_status == "Suspended":
-                return "the job is stopped (suspended); resume() runs it again"
-            return None
-
-        return wait_until(
-            fetch,
-            lambda s: s.succeeded,
-            failed,
-            timeout=timeout,
-            describe=f"RayJob {namespace}/{self.name}",
-            poll=poll,
-            progress=progress,
-            state=lambda s: s.state,
-        )
-
-    @overload
-    def logs(
-        self,
-        *,
-        follow: Literal[False] = False,
-        tail: int | None = None,
-        container: str | None = None,
-    ) -> str: ...
-
-    @overload
-    def logs(
-        self, *, follow: Literal[True], tail: int | None = None, container: str | None = None
-    ) -> Iterator[str]: ...
-
-    def logs(
-        self, *, follow: bool = False, tail: int | None = None, container: str | None = None
-    ) -> str | Iterator[str]:
-        """The output of ``ray job submit`` in the submitter pod, which streams the Ray job's
-        logs: all of it, the last ``tail`` lines, or (``follow=True``) an iterator of lines
-        as they come. The newest submitter pod is read when retries made several.
+    def _log_pod(self) -> tuple[str, str | None]:
+        """The submitter pod, whose ``ray job submit`` streams the Ray job's logs (the newest
+        one when retries made several).
 
         Raises :class:`RayJobError` while there is no submitter pod yet, and for
         ``HTTPMode`` jobs, which have none (read those through
         :class:`flarekit.ray.RayJobClient` with the dashboard and job id of :meth:`status`).
         """
-        from flarekit._pods import list_pods, read_logs
+        from flarekit._pods import list_pods
 
         client, namespace = self._connect()
         obj = self._get(client, namespace)
@@ -369,14 +330,13 @@ class RayJob:
             )
         pods = list_pods(client, namespace, {SUBMITTER_JOB_LABEL: self.name})
         if not pods:
-            state = status_of(obj, QUEUE_LABEL).state
+            state = status_of(obj, QUEUE_LABEL).summary
             raise RayJobError(
                 f"RayJob {namespace}/{self.name} has no submitter pod yet ({state}); KubeRay "
                 "starts it once the job's cluster is ready"
             )
         # Retries (submitter_backoff_limit) leave older pods behind; the newest one counts.
-        pod = max(pods, key=lambda p: p.created)
-        return read_logs(client, namespace, pod.name, container=container, follow=follow, tail=tail)
+        return max(pods, key=lambda p: p.created).name, None
 
     def stop(self) -> RayJobStatus:
         """Stop the job and keep the RayJob (see the module notes); a finished job is left as
@@ -426,18 +386,6 @@ class RayJob:
 
         subject = f"RayJob {namespace}/{self.name}"
         set_workload_active(client, obj, active=active, subject=subject, error=RayJobError)
-
-    def delete(self) -> bool:
-        """Delete the RayJob; KubeRay stops the Ray job, and a job-owned cluster goes with it.
-        Returns False if there was nothing to delete."""
-        from flarekit._errors import NotFound
-
-        client, namespace = self._connect()
-        try:
-            client.delete(self._kind(), self.name, namespace=namespace)
-        except NotFound:
-            return False
-        return True
 
     # -- attaching ----------------------------------------------------------------------------
 

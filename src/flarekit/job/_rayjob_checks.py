@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import (
     ValidationReport,
     check_count,
@@ -33,7 +34,7 @@ from flarekit._validation import (
     check_label_value,
     check_labels,
 )
-from flarekit.cluster._config import PRIORITY_LABEL, QUEUE_LABEL, ClusterConfiguration
+from flarekit.cluster._config import ClusterConfiguration
 
 if TYPE_CHECKING:
     from flarekit.job._rayjob import RayJob

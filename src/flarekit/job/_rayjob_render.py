@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from flarekit.cluster._config import PRIORITY_LABEL, QUEUE_LABEL
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 
 if TYPE_CHECKING:
     from flarekit.job._rayjob import RayJob

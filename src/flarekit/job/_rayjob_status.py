@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flarekit._tables import HtmlStatus
+from flarekit.job._jobstate import JobState, JobStatus
 
 __all__ = [
     "DEPLOYMENT_FAILED",
@@ -52,15 +52,16 @@ def _text(value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
-class RayJobStatus(HtmlStatus):
-    """A RayJob's state as read from the cluster; any field may be ``None`` (not reported).
+class RayJobStatus(JobStatus):
+    """A RayJob's `JobStatus`, with KubeRay's own fields as its per-kind details; any of them
+    may be ``None`` (not reported).
 
     * ``deployment_status``: KubeRay's ``jobDeploymentStatus`` (``Initializing``,
       ``Running``, ``Complete``, ``Failed``, ``Suspending``, ``Suspended``, ``Retrying``,
       ``Waiting``, ``ValidationFailed``; ``None`` before the operator has looked at it).
     * ``job_status``: Ray's own job status (``PENDING``, ``RUNNING``, ``SUCCEEDED``,
       ``FAILED``, ``STOPPED``).
-    * ``reason`` / ``message``: why it failed, as KubeRay wrote it.
+    * ``reason`` / ``message`` (common fields): why it failed, as KubeRay wrote it.
     * ``start_time`` / ``end_time``; ``dashboard_url`` (the Ray dashboard inside the
       cluster); ``cluster_name`` (the RayCluster the job runs on); ``job_id`` (Ray's
       submission id, for :class:`flarekit.ray.RayJobClient`).
@@ -68,12 +69,8 @@ class RayJobStatus(HtmlStatus):
       job waits for admission); ``local_queue``: the Kueue LocalQueue it was sent to.
     """
 
-    name: str
-    namespace: str
     deployment_status: str | None = None
     job_status: str | None = None
-    reason: str | None = None
-    message: str | None = None
     start_time: datetime.datetime | None = None
     end_time: datetime.datetime | None = None
     dashboard_url: str | None = None
@@ -115,7 +112,7 @@ class RayJobStatus(HtmlStatus):
         return ", ".join(p for p in parts if p)
 
     @property
-    def state(self) -> str:
+    def summary(self) -> str:
         """A one-line summary for progress displays: ``Running (RUNNING)``, ``queued``, ..."""
         if self.deployment_status is None:
             return "suspended (waiting for Kueue)" if self.suspended else "not started yet"
@@ -131,6 +128,7 @@ class RayJobStatus(HtmlStatus):
 
     def _status_rows(self) -> Sequence[tuple[str, object]]:
         return [
+            ("state", self.state.value),
             ("deployment", self.deployment_status),
             ("Ray job", self.job_status),
             ("message", self.message),
@@ -146,6 +144,21 @@ class RayJobStatus(HtmlStatus):
         return self.as_table()
 
 
+def _state(deployment: str | None, job: str | None, suspended: bool) -> JobState:
+    """KubeRay's two states as the common `JobState`."""
+    if deployment in DEPLOYMENT_FAILED:
+        return JobState.FAILED
+    if deployment in DEPLOYMENT_FINISHED:
+        if job == "STOPPED":
+            return JobState.STOPPED
+        return JobState.FAILED if job in RAY_JOB_FAILED else JobState.SUCCEEDED
+    if deployment in ("Suspended", "Suspending") or (deployment is None and suspended):
+        return JobState.SUSPENDED
+    if deployment == "Running" or job == "RUNNING":
+        return JobState.RUNNING
+    return JobState.PENDING
+
+
 def status_of(obj: Any, queue_label: str) -> RayJobStatus:
     """The :class:`RayJobStatus` of a ``flarekit_models.ray.v1.RayJob`` (status optional)."""
     meta: Any = getattr(obj, "metadata", None)
@@ -156,18 +169,22 @@ def status_of(obj: Any, queue_label: str) -> RayJobStatus:
         return getattr(status, name, None) if status is not None else None
 
     labels = dict(getattr(meta, "labels", None) or {})
+    deployment, job = _text(get("job_deployment_status")), _text(get("job_status"))
+    suspended = bool(getattr(spec, "suspend", None))
     return RayJobStatus(
+        kind="RayJob",
         name=str(getattr(meta, "name", None) or ""),
         namespace=str(getattr(meta, "namespace", None) or ""),
-        deployment_status=_text(get("job_deployment_status")),
-        job_status=_text(get("job_status")),
-        reason=_text(get("reason")),
-        message=_text(get("message")),
+        state=_state(deployment, job, suspended),
+        reason=_text(get("reason")) or "",
+        message=_text(get("message")) or "",
+        deployment_status=deployment,
+        job_status=job,
         start_time=_time(get("start_time")),
         end_time=_time(get("end_time")),
         dashboard_url=_text(get("dashboard_url")),
         cluster_name=_text(get("ray_cluster_name")),
         job_id=_text(get("job_id")),
-        suspended=bool(getattr(spec, "suspend", None)),
+        suspended=suspended,
         local_queue=_text(labels.get(queue_label)),
     )

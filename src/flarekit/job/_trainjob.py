@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
+from flarekit._products import JOBSET_LABEL, QUEUE_LABEL, REPLICATED_JOB_LABEL
 from flarekit._tables import HtmlStatus
 from flarekit._validation import (
     ConfigError,
@@ -25,6 +26,7 @@ from flarekit._validation import (
     check_dns1123_label,
     check_labels,
 )
+from flarekit.job._job import KubeJob
 from flarekit.job._jobstate import JobState, JobStatus, condition, conditions_of
 from flarekit.job._packaging import PackagingError, function_command, function_script
 from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
@@ -34,13 +36,11 @@ from flarekit.job._runtimes import Runtime, RuntimeKind
 if TYPE_CHECKING:
     from flarekit._client import Client
     from flarekit._pods import PodInfo
+    from flarekit_models._base import KubeResource
 
 __all__ = ["DEFAULT_RUNTIME", "TrainJob", "trainjob_status"]
 
 DEFAULT_RUNTIME = "torch-distributed"
-#: Labels JobSet puts on every pod of a TrainJob (the JobSet has the TrainJob's name).
-JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
-REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 #: Parameters `TrainJob.from_existing` takes as read, under the attribute of the same name.
 _READ_AS_IS = (
@@ -120,7 +120,7 @@ def trainjob_status(obj: Mapping[str, Any]) -> JobStatus:
     )
 
 
-class TrainJob(HtmlStatus):
+class TrainJob(KubeJob[JobStatus], HtmlStatus):
     """A Kubeflow Trainer TrainJob, described in a few parameters and checked at once.
 
     Run either `image` + `command` / `args`, or `func` (a Python function, sent as source
@@ -406,53 +406,27 @@ class TrainJob(HtmlStatus):
 
         return TrainJobModel
 
-    def _fetch(self) -> dict[str, Any]:
-        obj = self.client.get(self._model(), self.name, namespace=self.resolved_namespace)
-        found: dict[str, Any] = obj.to_dict()
-        return found
+    def _connection(self) -> tuple[Client, str]:
+        return self.client, self.resolved_namespace
 
-    def status(self) -> JobStatus:
-        """Where the job stands now (`JobState` with Trainer's reason and message)."""
-        return trainjob_status(self._fetch())
-
-    def wait(
-        self, timeout: float = 600.0, *, poll: float = 0.5, progress: bool = True
-    ) -> JobStatus:
-        """Block until the job succeeds; `TerminalFailure` quotes Trainer's message if it
-        fails, `WaitTimeout` names the last state seen."""
-        from flarekit._wait import wait_until
-
-        def failed(obj: Mapping[str, Any]) -> str | None:
-            status = trainjob_status(obj)
-            if status.state is not JobState.FAILED:
-                return None
-            return status.message or status.reason or "Failed"
-
-        final = wait_until(
-            self._fetch,
-            lambda obj: trainjob_status(obj).state is JobState.SUCCEEDED,
-            failed,
-            timeout=timeout,
-            describe=f"TrainJob {self.resolved_namespace}/{self.name} to finish",
-            poll=poll,
-            progress=progress,
-            state=lambda obj: str(trainjob_status(obj).state.value),
-        )
-        return trainjob_status(final)
+    def _status_of(self, obj: KubeResource) -> JobStatus:
+        return trainjob_status(obj.to_dict())
 
     def suspend(self) -> None:
         """Hold the job (`spec.suspend: true`): its pods are removed until `resume()`. Kueue
         owns `spec.suspend` of a queued job; `stop()` stops those."""
         self._set_suspend(True)
 
-    def resume(self) -> None:
+    def resume(self) -> JobStatus:
         """Let a suspended or stopped job run again: a queued job's Workload is activated
-        again (and waits for Kueue's admission), another job is unsuspended."""
-        obj = self.client.get(self._model(), self.name, namespace=self.resolved_namespace)
+        again (and waits for Kueue's admission), another job is unsuspended. Returns the
+        status after the request."""
+        obj = self._fetch()
         if _queue_of(obj) is None:
             self._set_suspend(False)
         else:
             self._set_workload_active(obj, active=True)
+        return self.status()
 
     def stop(self) -> JobStatus:
         """Stop the job and keep it; a finished job is left as it is. Returns the status
@@ -464,8 +438,8 @@ class TrainJob(HtmlStatus):
         `flarekit.job._workload`). A job outside any queue is suspended (`suspend()`).
         Raises `LookupError` while Kueue has not made a queued job's Workload yet.
         """
-        obj = self.client.get(self._model(), self.name, namespace=self.resolved_namespace)
-        current = trainjob_status(obj.to_dict())
+        obj = self._fetch()
+        current = self._status_of(obj)
         if current.finished:
             return current
         if _queue_of(obj) is None:
@@ -494,16 +468,55 @@ class TrainJob(HtmlStatus):
 
         return list_pods(self.client, self.resolved_namespace, {JOBSET_LABEL: self.name})
 
+    @overload
     def logs(
         self,
         *,
+        follow: Literal[False] = False,
+        tail: int | None = None,
+        since: float | None = None,
         node: int = 0,
+    ) -> str: ...
+
+    @overload
+    def logs(
+        self,
+        *,
+        follow: Literal[True],
+        tail: int | None = None,
+        since: float | None = None,
+        node: int = 0,
+    ) -> Iterator[str]: ...
+
+    def logs(
+        self,
+        *,
         follow: bool = False,
         tail: int | None = None,
+        since: float | None = None,
+        node: int = 0,
     ) -> str | Iterator[str]:
-        """The trainer log of node `node` (0: the first); `follow=True` yields lines as they
-        are written until the pod ends."""
-        from flarekit._pods import list_pods, read_logs
+        """The trainer log of node `node` (0: the first): all of it, the last `tail` lines or
+        those of the last `since` seconds; `follow=True` yields lines as they are written
+        until the pod ends."""
+        from flarekit._pods import read_logs
+
+        pod, container = self._trainer_pod(node)
+        return read_logs(
+            self.client,
+            self.resolved_namespace,
+            pod,
+            container=container,
+            follow=follow,
+            tail=tail,
+            since=since,
+        )
+
+    def _log_pod(self) -> tuple[str, str | None]:
+        return self._trainer_pod(0)
+
+    def _trainer_pod(self, node: int) -> tuple[str, str | None]:
+        from flarekit._pods import list_pods
 
         runtime = self._runtime or self._look_up_runtime()
         job = runtime.trainer_job if runtime else "node"
@@ -516,14 +529,7 @@ class TrainJob(HtmlStatus):
                 f"TrainJob {self.resolved_namespace}/{self.name} has no pod for node {node} "
                 f"yet ({len(pods)} pods of job {job!r}); its state: {self.status().state.value}"
             )
-        return read_logs(
-            self.client,
-            self.resolved_namespace,
-            chosen,
-            container=container,
-            follow=follow,
-            tail=tail,
-        )
+        return chosen, container
 
     def _look_up_runtime(self) -> Runtime | None:
         """The runtime the job names, read once for a job this object did not submit (an
@@ -542,16 +548,6 @@ class TrainJob(HtmlStatus):
                 kind=self.runtime_kind,
             )  # fmt: skip
         return self._runtime
-
-    def delete(self) -> None:
-        """Delete the job; Kubernetes removes its JobSet and pods."""
-        from flarekit._errors import NotFound
-
-        with contextlib.suppress(NotFound):
-            self.client.delete(
-                self._model(), self.name, namespace=self.resolved_namespace,
-                propagation_policy="Foreground",
-            )  # fmt: skip
 
     # -- attaching -----------------------------------------------------------------------------
 
@@ -616,8 +612,6 @@ class TrainJob(HtmlStatus):
 
 def _queue_of(obj: Any) -> str | None:
     """The LocalQueue a TrainJob (as read) is queued in, from its Kueue label."""
-    from flarekit.kueue import QUEUE_LABEL
-
     labels = getattr(getattr(obj, "metadata", None), "labels", None) or {}
     return labels.get(QUEUE_LABEL) or None
 

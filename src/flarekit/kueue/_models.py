@@ -11,17 +11,13 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._served import KueueVersion, preferred_kueue_version
 
 if TYPE_CHECKING:
     from flarekit._client import Client
 
 __all__ = ["PRIORITY_LABEL", "QUEUE_LABEL", "kueue_model", "kueue_module"]
-
-#: The label Kueue reads a job's LocalQueue from.
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-#: The label Kueue reads a job's WorkloadPriorityClass from.
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def kueue_module(version: KueueVersion | Client) -> ModuleType:

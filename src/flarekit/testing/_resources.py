@@ -192,6 +192,19 @@ NAMESPACES = ResourceType(
     short_names=("ns",),
 )
 
+#: Events, so that a job's `events()` can be tested; tests (or simulated controllers) create
+#: them. Served without a schema, as the real server's own validation is not emulated here.
+EVENTS = ResourceType(
+    group="",
+    plural="events",
+    singular="event",
+    kind="Event",
+    list_kind="EventList",
+    namespaced=True,
+    versions=(Version(name="v1", served=True, storage=True, schema=None),),
+    short_names=("ev",),
+)
+
 
 class Registry:
     """All served resource types, looked up by group and plural (or kind)."""

@@ -28,7 +28,7 @@ from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedReque
 from flarekit.testing._http import Backend, make_server
 from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
-from flarekit.testing._resources import NAMESPACES, Registry, ResourceType
+from flarekit.testing._resources import EVENTS, NAMESPACES, Registry, ResourceType
 from flarekit.testing._store import Store
 from flarekit.testing._tls import make_certificates, write_kubeconfig
 
@@ -81,7 +81,7 @@ class FakeCluster:
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
         served = list(crds) if crds is not None else release_crds(releases)
-        self.registry = Registry(served, builtins=(NAMESPACES, _pods.PODS))
+        self.registry = Registry(served, builtins=(NAMESPACES, _pods.PODS, EVENTS))
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()

@@ -10,7 +10,9 @@ ClusterQueue names; otherwise the Workload stays pending with Kueue's `QuotaRese
 / `Inadmissible` condition and message (`LocalQueue x doesn't exist`, `ClusterQueue y is
 inactive`, ...). Admitting writes `status.admission` (the ClusterQueue, a flavor per
 requested resource, the resource usage per pod set) and the `QuotaReserved` and `Admitted`
-conditions, then unsuspends the job. Quota amounts are not enforced. A finished job marks its
+conditions, then unsuspends the job. A Workload set inactive (`spec.active: false`) is
+evicted (`Evicted`, reason `InactiveWorkload`) and its job suspended; active again, it is
+admitted anew. Quota amounts are not enforced. A finished job marks its
 Workload `Finished`; a deleted job takes its Workload with it.
 """
 
@@ -179,10 +181,14 @@ class KueueController(SimController):
 
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
         found = condition(obj, "Admitted")
-        if (found is not None and found.get("status") == "True") or condition(obj, "Finished"):
-            return
         owner = controller_owner(obj) or {}
         job_resource = next((r for r, k in JOBS.items() if k == owner.get("kind")), None)
+        if (obj.get("spec") or {}).get("active") is False:
+            if job_resource is not None and not condition(obj, "Finished"):
+                self._deactivate(cluster, obj, job_resource, str(owner.get("name")))
+            return
+        if (found is not None and found.get("status") == "True") or condition(obj, "Finished"):
+            return
         if job_resource is None:
             return
         ns = obj["metadata"]["namespace"]
@@ -225,6 +231,30 @@ class KueueController(SimController):
         if job is not None and suspended(JOBS[job_resource], job):
             patch = suspend_patch(JOBS[job_resource], False)
             cluster.patch(job_resource, job["metadata"]["name"], patch, ns)
+
+    def _deactivate(
+        self, cluster: FakeCluster, workload: JSON, job_resource: str, job_name: str
+    ) -> None:
+        """`spec.active: false`: Kueue evicts the Workload (``Evicted``, reason
+        ``InactiveWorkload``), releases its quota and suspends the job until it is active
+        again, when it queues for admission anew."""
+        ns = workload["metadata"]["namespace"]
+        evicted = condition(workload, "Evicted")
+        if evicted is None or evicted.get("status") != "True":
+            message = "The workload is deactivated"
+            status: JSON = {"admission": None}
+            status["conditions"] = self._conditions_with(
+                workload,
+                [
+                    ("Evicted", True, "InactiveWorkload", message),
+                    ("QuotaReserved", False, "Pending", message),
+                    ("Admitted", False, "NoReservation", "The workload has no reservation"),
+                ],
+            )
+            self.write_status(cluster, workload, status)
+        job = cluster.get(job_resource, job_name, ns)
+        if job is not None and not suspended(JOBS[job_resource], job):
+            cluster.patch(job_resource, job_name, suspend_patch(JOBS[job_resource], True), ns)
 
     def _blocker(self, cluster: FakeCluster, workload: JSON) -> tuple[str | None, JSON | None]:
         """Why the Workload cannot be admitted yet (Kueue's wording), and its ClusterQueue."""

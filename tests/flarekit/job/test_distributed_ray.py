@@ -14,7 +14,7 @@ import pytest
 from flarekit._validation import ConfigError
 from flarekit.job._distributed import DistributedJob
 from flarekit.job._jobstate import JobState
-from flarekit.job._ray_launch import LAUNCHER, RayRun, node_command
+from flarekit.job._ray_launch import RayRun, launcher_source, node_command
 
 
 class _Dashboard:
@@ -79,7 +79,7 @@ def test_submits_the_launcher_with_the_job_spec(dashboard: _Dashboard) -> None:
     (body,) = dashboard.submitted
     assert body["metadata"] == {"flarekit.dev/job": "on-ray"}
     python, dash_c, source, spec_text = shlex.split(body["entrypoint"])
-    assert (python, dash_c, source) == ("python", "-c", LAUNCHER)
+    assert (python, dash_c, source) == ("python", "-c", launcher_source())
     spec = json.loads(spec_text)
     assert spec["strategy"] == "STRICT_SPREAD"  # gang: all nodes or none
     assert spec["bundle"] == {"CPU": 4.0, "GPU": 1.0, "memory": 1024.0 * 1024 * 1024}
@@ -87,7 +87,7 @@ def test_submits_the_launcher_with_the_job_spec(dashboard: _Dashboard) -> None:
         "torchrun", "--nnodes", "2", "--nproc-per-node", "4", "--node-rank", "1",
         "--master-addr", "10.0.0.5", "--master-port", "29500", "train.py", "--epochs", "1",
     ]  # fmt: skip
-    compile(LAUNCHER, "launcher", "exec")  # the code sent is valid Python
+    compile(source, "launcher", "exec")  # the code sent is valid Python
     status = run.status()
     assert (status.state, status.message) == (
         JobState.FAILED, "Job entrypoint command failed with exit code 1",

@@ -14,7 +14,7 @@ from flarekit import Client
 from flarekit._served import NotServed
 from flarekit._wait import WaitTimeout
 from flarekit.cluster import ClusterConfiguration, ConfigError, WorkerGroup
-from flarekit.job import RayJob
+from flarekit.job import JobState, RayJob
 from flarekit.testing import FakeCluster
 
 RELEASES = ("v1.1.1", "v1.4.2", "v1.7.0")
@@ -118,7 +118,7 @@ def test_status_of_a_job_without_status(served: Any) -> None:
     job = RayJob.from_existing("fresh", ns, client=client)
     status = job.status()
     assert status.deployment_status is None and status.job_status is None
-    assert status.state == "not started yet"
+    assert status.state is JobState.PENDING and status.summary == "not started yet"
     assert not status.finished and not status.failed and status.failure_reason is None
     assert "RayJob" in status._repr_html_() and "fresh" in str(status)
     with pytest.raises(WaitTimeout) as caught:
