@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import is_bare_number
 from flarekit._validation import (
     DEFAULT_EXTENDED_RESOURCES,
@@ -28,17 +29,13 @@ from flarekit._validation import (
     check_ray_image_version,
     ray_version_of_image,
 )
-from flarekit.cluster._config import (
-    DEFAULT_RAY_VERSION,
-    MEMORY_UNIT,
-    PRIORITY_LABEL,
-    QUEUE_LABEL,
-    ClusterConfiguration,
-    WorkerGroup,
-)
+from flarekit.cluster._defaults import DEFAULT_RAY_VERSION, MEMORY_UNIT
+from flarekit.cluster._worker_group import WorkerGroup
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from flarekit.cluster._config import ClusterConfiguration
 
 __all__ = ["validate"]
 

@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
+from flarekit.cluster._checks import validate as _validate
+from flarekit.cluster._defaults import DEFAULT_IMAGE_REPOSITORY, DEFAULT_RAY_VERSION, MEMORY_UNIT
+from flarekit.cluster._worker_group import QuantityValue, WorkerGroup
 
 if TYPE_CHECKING:
     from flarekit_models.core.v1 import Toleration, Volume, VolumeMount
@@ -44,41 +47,6 @@ __all__ = [
     "QuantityValue",
     "WorkerGroup",
 ]
-
-#: Ray release used when neither ``ray_version`` nor ``image`` says otherwise.
-DEFAULT_RAY_VERSION = "2.47.1"
-#: Where the default image comes from: ``rayproject/ray:<ray_version>``.
-DEFAULT_IMAGE_REPOSITORY = "rayproject/ray"
-
-#: CPU and memory amounts: ``2``, ``0.5``, ``"500m"``, ``"8Gi"``.
-QuantityValue = int | float | str
-
-
-@dataclass
-class WorkerGroup:
-    """An additional group of Ray workers, e.g. GPU workers beside CPU workers.
-
-    Fields mean what the ``worker_*`` parameters of :class:`ClusterConfiguration` mean for
-    the main group. It is validated as part of the configuration that holds it (its
-    problems are reported as ``worker_groups[i].<field>``).
-    """
-
-    name: str
-    _: KW_ONLY
-    num_workers: int = 1
-    #: Autoscaling bounds; ``None`` means ``num_workers``.
-    min_workers: int | None = None
-    max_workers: int | None = None
-    cpu_requests: QuantityValue | None = 1
-    cpu_limits: QuantityValue | None = 1
-    #: A bare number is gigabytes (``2`` -> ``"2G"``).
-    memory_requests: QuantityValue | None = 2
-    memory_limits: QuantityValue | None = 2
-    extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
-    #: ``None``: the cluster's image.
-    image: str | None = None
-    tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
-    node_selector: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,9 +147,7 @@ class ClusterConfiguration:
 
     def validate(self) -> ValidationReport:
         """Every problem of this configuration (an empty report when it is valid)."""
-        from flarekit.cluster._checks import validate
-
-        return validate(self)
+        return _validate(self)
 
     @property
     def resource_mapping(self) -> dict[str, str]:
@@ -215,9 +181,6 @@ class ClusterConfiguration:
 
 
 # --- normalisation (runs only on valid configurations) -------------------------------------
-
-#: A bare number of memory is gigabytes, as in CodeFlare SDK.
-MEMORY_UNIT = Decimal(10) ** 9
 
 
 def memory_value(value: QuantityValue) -> Decimal:

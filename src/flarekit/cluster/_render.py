@@ -292,14 +292,8 @@ def to_dict(obj: ClusterConfiguration | KubeModel) -> dict[str, Any]:
 
 
 def to_yaml(obj: ClusterConfiguration | KubeModel) -> str:
-    """Block-style YAML with sorted keys: stable text for reviews, diffs and ``kubectl apply``."""
-    import yaml
+    """Block-style YAML with sorted keys: stable text for reviews, diffs and ``kubectl apply``
+    (a configuration is rendered first)."""
+    from flarekit._yaml import to_yaml as model_yaml
 
-    class _Dumper(yaml.SafeDumper):
-        def ignore_aliases(self, data: Any) -> bool:
-            return True
-
-    text: str = yaml.dump(
-        to_dict(obj), Dumper=_Dumper, default_flow_style=False, sort_keys=True, allow_unicode=True
-    )
-    return text
+    return model_yaml(to_dict(obj))

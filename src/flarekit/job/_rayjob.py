@@ -158,7 +158,7 @@ class RayJob(KubeJob[RayJobStatus]):
 
     def to_yaml(self) -> str:
         """The RayJob as block-style YAML with sorted keys, for review or ``kubectl apply``."""
-        from flarekit.cluster._render import to_yaml
+        from flarekit._yaml import to_yaml
 
         return to_yaml(self.to_model())
 

@@ -353,7 +353,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     def to_yaml(self, *, pod_field: PodField | None = "runtimePatches") -> str:
         """`to_dict()` as block YAML with sorted keys."""
-        from flarekit.cluster import to_yaml
+        from flarekit._yaml import to_yaml
         from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
         return to_yaml(TrainJobModel.model_validate(self.to_dict(pod_field=pod_field)))

@@ -74,7 +74,7 @@ class KueueObjectSpec:
 
     def to_yaml(self, version: KueueVersion = "v1beta2") -> str:
         """Block YAML of this object, for review or ``kubectl apply -f``."""
-        from flarekit.cluster import to_yaml
+        from flarekit._yaml import to_yaml
 
         return to_yaml(self.render(version))
 
