@@ -17,10 +17,10 @@ Public names load on first use, so ``import flarekit`` stays cheap: pydantic, th
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    # The public names: this block is their one list (`_public` reads it for the lazy loader).
     from flarekit._served import (
         NotServed as NotServed,
     )
@@ -241,94 +241,64 @@ if TYPE_CHECKING:
         RayJobClient as RayJobClient,
     )
 
-#: Public name -> the module that defines it (imported on first access).
-_PUBLIC: dict[str, str] = {
-    "ALL_NAMESPACES": "flarekit.client",
-    "AlreadyExists": "flarekit.client",
-    "ApiError": "flarekit.client",
-    "ApiUnavailable": "flarekit.client",
-    "Cause": "flarekit.client",
-    "Client": "flarekit.client",
-    "Conflict": "flarekit.client",
-    "Credentials": "flarekit.client",
-    "FieldValidation": "flarekit.client",
-    "Forbidden": "flarekit.client",
-    "Gone": "flarekit.client",
-    "InsecureConnectionWarning": "flarekit.client",
-    "Invalid": "flarekit.client",
-    "KubeconfigError": "flarekit.client",
-    "ListIterator": "flarekit.client",
-    "NotFound": "flarekit.client",
-    "PatchType": "flarekit.client",
-    "PropagationPolicy": "flarekit.client",
-    "PrunedFields": "flarekit.client",
-    "PrunedFieldsWarning": "flarekit.client",
-    "RetryPolicy": "flarekit.client",
-    "ServerError": "flarekit.client",
-    "ServerWarning": "flarekit.client",
-    "Unauthorized": "flarekit.client",
-    "Watch": "flarekit.client",
-    "WatchEvent": "flarekit.client",
-    "current_credentials": "flarekit.client",
-    "from_kubeconfig": "flarekit.client",
-    "from_token": "flarekit.client",
-    "in_cluster": "flarekit.client",
-    "login": "flarekit.client",
-    "logout": "flarekit.client",
-    "ConfigError": "flarekit._validation",
-    "Problem": "flarekit._validation",
-    "TerminalFailure": "flarekit._wait",
-    "WaitTimeout": "flarekit._wait",
-    "NotServed": "flarekit._served",
-    "Cluster": "flarekit.cluster",
-    "ClusterConfiguration": "flarekit.cluster",
-    "ClusterDetails": "flarekit.cluster",
-    "ClusterState": "flarekit.cluster",
-    "ClusterStatus": "flarekit.cluster",
-    "DashboardNotExposed": "flarekit.cluster",
-    "WorkerGroup": "flarekit.cluster",
-    "get_cluster": "flarekit.cluster",
-    "list_all_clusters": "flarekit.cluster",
-    "list_all_queued": "flarekit.cluster",
-    "FieldUnavailable": "flarekit.compat",
-    "ServerReleases": "flarekit.compat",
-    "negotiate": "flarekit.compat",
-    "DistributedJob": "flarekit.job",
-    "JobState": "flarekit.job",
-    "JobStatus": "flarekit.job",
-    "RayJob": "flarekit.job",
-    "RayJobError": "flarekit.job",
-    "RayJobStatus": "flarekit.job",
-    "Runtime": "flarekit.job",
-    "RuntimeNotFound": "flarekit.job",
-    "TrainJob": "flarekit.job",
-    "get_runtime": "flarekit.job",
-    "list_runtimes": "flarekit.job",
-    "AdmissionState": "flarekit.kueue",
-    "ClusterQueueSpec": "flarekit.kueue",
-    "LocalQueueSpec": "flarekit.kueue",
-    "QueueNotFound": "flarekit.kueue",
-    "Quota": "flarekit.kueue",
-    "ResourceFlavorSpec": "flarekit.kueue",
-    "WorkloadPriorityClassSpec": "flarekit.kueue",
-    "apply_all": "flarekit.kueue",
-    "list_queues": "flarekit.kueue",
-    "queue_status": "flarekit.kueue",
-    "resolve_local_queue": "flarekit.kueue",
-    "RayJobClient": "flarekit.ray",
-}
 
-__all__ = sorted(_PUBLIC)
+def _public() -> dict[str, str]:
+    """Public name -> the module that defines it, read from the imports above."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    )
+    return {
+        alias.asname or alias.name: str(node.module)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+#: What people who come from CodeFlare SDK or the Kubeflow SDK reach for, and what to use.
+_CARRIED_OVER = {
+    "TokenAuthentication": "flarekit.login(server, token) or flarekit.from_token(...)",
+    "KubeConfigFileAuthentication": "flarekit.from_kubeconfig(path)",
+    "DDPJobDefinition": "flarekit.DistributedJob",
+    "DDPJob": "flarekit.DistributedJob(...).submit()",
+    "TrainerClient": "flarekit.TrainJob(...).submit() and flarekit.list_runtimes()",
+    "CustomTrainer": "flarekit.TrainJob(func=...)",
+    "TrainingClient": "flarekit.DistributedJob, or flarekit.TrainJob on Kubeflow Trainer",
+    "RayJobSpec": "flarekit.RayJob",
+}
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
+    if name == "__all__":
+        names = sorted(_public())
+        globals()["__all__"] = names
+        return names
+    public = globals().get("_PUBLIC") or globals().setdefault("_PUBLIC", _public())
+    module = public.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(_no_such_name(name, public))
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
+def _no_such_name(name: str, public: dict[str, str]) -> str:
+    message = f"module 'flarekit' has no attribute {name!r}"
+    if name in _CARRIED_OVER:
+        return f"{message}; use {_CARRIED_OVER[name]}"
+    import difflib
+
+    close = difflib.get_close_matches(name, public, n=3)
+    return f"{message}; did you mean {' or '.join(close)}?" if close else message
+
+
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__getattr__("__all__")})

@@ -106,6 +106,26 @@ def test_every_public_name_resolves() -> None:
     assert flarekit.ConfigError is flarekit.cluster.ConfigError
 
 
+def test_names_users_carry_over_say_what_to_use() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match=r"use flarekit\.from_kubeconfig"):
+        flarekit.KubeConfigFileAuthentication  # noqa: B018
+    with pytest.raises(AttributeError, match="did you mean Cluster "):
+        flarekit.Clustr  # noqa: B018
+
+
+def test_the_names_are_listed_once() -> None:
+    # The lazy loader reads the TYPE_CHECKING imports of flarekit/__init__.py: nothing else
+    # in that file may list a public name again.
+    from pathlib import Path
+
+    source = Path(flarekit.__file__).read_text(encoding="utf-8")
+    for name in PUBLIC:
+        assert source.count(f"{name} as {name},") == 1, name
+        assert source.count(f'"{name}"') == 0, name
+
+
 def test_unknown_attributes_still_fail() -> None:
     try:
         flarekit.NoSuchThing  # noqa: B018

@@ -12,6 +12,8 @@ stops, lists and deletes them, over plain HTTP(S) with an optional bearer token:
     print(client.wait(job).status)
 """
 
+from typing import Any
+
 from flarekit.ray._jobs import RayJobClient
 from flarekit.ray._jobs_errors import (
     RayDashboardUnavailable,
@@ -21,18 +23,32 @@ from flarekit.ray._jobs_errors import (
     RayJobTimeout,
     RayJobValidationError,
 )
-from flarekit.ray._jobs_models import DriverInfo, JobDetails, JobStatus, RayVersion
+from flarekit.ray._jobs_models import DriverInfo, JobDetails, RayJobState, RayVersion
 
 __all__ = [
     "DriverInfo",
     "JobDetails",
-    "JobStatus",
     "RayDashboardUnavailable",
     "RayJobClient",
     "RayJobNotFound",
+    "RayJobState",
     "RayJobTimeout",
     "RayJobValidationError",
     "RayJobsApiError",
     "RayJobsError",
     "RayVersion",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "JobStatus":  # its name before flarekit.JobStatus, a job's status, existed
+        import warnings
+
+        warnings.warn(
+            "flarekit.ray.JobStatus is now flarekit.ray.RayJobState (flarekit.JobStatus is a "
+            "job's status)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RayJobState
+    raise AttributeError(f"module 'flarekit.ray' has no attribute {name!r}")

@@ -27,7 +27,7 @@ from flarekit.ray._jobs_errors import (
     RayJobValidationError,
 )
 from flarekit.ray._jobs_http import DashboardTransport, Verify
-from flarekit.ray._jobs_models import JobDetails, JobStatus, RayVersion
+from flarekit.ray._jobs_models import JobDetails, RayJobState, RayVersion
 from flarekit.ray._jobs_validation import build_submit_body, check_submission_id
 
 _MAX_POLL = 10.0
@@ -146,7 +146,7 @@ class RayJobClient:
         path = self._job_path(submission_id)
         return _parse(JobDetails, self._http.request("GET", path, job=submission_id), "GET", path)
 
-    def status(self, submission_id: str) -> JobStatus:
+    def status(self, submission_id: str) -> RayJobState:
         """The job's current status."""
         return self.get(submission_id).status
 

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 
-class JobStatus(enum.StrEnum):
+class RayJobState(enum.StrEnum):
     """Lifecycle of a submitted job, as Ray reports it."""
 
     PENDING = "PENDING"
@@ -31,7 +31,7 @@ class JobStatus(enum.StrEnum):
         return self in _TERMINAL
 
 
-_TERMINAL = frozenset({JobStatus.STOPPED, JobStatus.SUCCEEDED, JobStatus.FAILED})
+_TERMINAL = frozenset({RayJobState.STOPPED, RayJobState.SUCCEEDED, RayJobState.FAILED})
 
 
 class _Lenient(BaseModel):
@@ -55,7 +55,7 @@ class JobDetails(_Lenient):
     them; `started_at` and `ended_at` give them as aware datetimes.
     """
 
-    status: JobStatus
+    status: RayJobState
     entrypoint: str = ""
     type: str | None = None
     submission_id: str | None = None

@@ -16,10 +16,10 @@ import pytest
 
 from flarekit.ray import (
     JobDetails,
-    JobStatus,
     RayJobClient,
     RayJobNotFound,
     RayJobsApiError,
+    RayJobState,
     RayJobTimeout,
 )
 
@@ -55,7 +55,7 @@ def hello(client: RayJobClient) -> JobDetails:
     return client.wait(submission_id, timeout=90, poll=0.2)
 
 
-def wait_for_status(client: RayJobClient, submission_id: str, status: JobStatus) -> None:
+def wait_for_status(client: RayJobClient, submission_id: str, status: RayJobState) -> None:
     deadline = time.monotonic() + 60
     while client.status(submission_id) is not status:
         assert time.monotonic() < deadline, f"{submission_id} never reached {status}"
@@ -69,7 +69,7 @@ def test_version(client: RayJobClient) -> None:
 
 
 def test_submit_wait_and_logs(client: RayJobClient, hello: JobDetails) -> None:
-    assert hello.status is JobStatus.SUCCEEDED, hello.message
+    assert hello.status is RayJobState.SUCCEEDED, hello.message
     assert hello.submission_id is not None and hello.submission_id.startswith("flarekit-hello-")
     assert hello.entrypoint == HELLO
     assert hello.metadata == {"suite": "flarekit"}
@@ -86,7 +86,7 @@ def test_generated_submission_id_and_runtime_env(client: RayJobClient) -> None:
     )
     assert submission_id.startswith("raysubmit_")
     final = client.wait(submission_id, timeout=90, poll=0.2)
-    assert final.status is JobStatus.SUCCEEDED, final.message
+    assert final.status is RayJobState.SUCCEEDED, final.message
     assert final.runtime_env is not None
     assert final.runtime_env["env_vars"] == {"FLAREKIT_GREETING": "greetings from runtime_env"}
     assert "greetings from runtime_env" in client.logs(submission_id)
@@ -100,7 +100,7 @@ def test_follow_logs_streams_a_running_job(client: RayJobClient) -> None:
     assert positions == sorted(positions)
     assert len(chunks) >= 2, f"expected output in several chunks while running, got {chunks!r}"
     assert all(chunk.endswith("\n") for chunk in chunks[:-1])
-    assert client.status(submission_id) is JobStatus.SUCCEEDED
+    assert client.status(submission_id) is RayJobState.SUCCEEDED
 
 
 def test_failed_job_reports_its_exit_code(client: RayJobClient) -> None:
@@ -108,14 +108,14 @@ def test_failed_job_reports_its_exit_code(client: RayJobClient) -> None:
         'python -c "import sys; sys.exit(3)"', submission_id=unique("fail")
     )
     final = client.wait(submission_id, timeout=90, poll=0.2)
-    assert final.status is JobStatus.FAILED
+    assert final.status is RayJobState.FAILED
     assert final.driver_exit_code == 3
     assert final.message and "3" in final.message
 
 
 def test_stop_a_sleeping_job(client: RayJobClient) -> None:
     submission_id = client.submit(SLEEPER, submission_id=unique("sleep"))
-    wait_for_status(client, submission_id, JobStatus.RUNNING)
+    wait_for_status(client, submission_id, RayJobState.RUNNING)
     with pytest.raises(RayJobTimeout) as timed_out:
         client.wait(submission_id, timeout=1, poll=0.2)
     assert timed_out.value.last_status == "RUNNING"
@@ -123,14 +123,14 @@ def test_stop_a_sleeping_job(client: RayJobClient) -> None:
         client.delete(submission_id)
     assert "terminal" in refused.value.message, refused.value.body
     assert client.stop(submission_id) is True
-    assert client.wait(submission_id, timeout=60, poll=0.2).status is JobStatus.STOPPED
+    assert client.wait(submission_id, timeout=60, poll=0.2).status is RayJobState.STOPPED
     assert client.stop(submission_id) is False
 
 
 def test_list_jobs(client: RayJobClient, hello: JobDetails) -> None:
     listed = {job.submission_id: job for job in client.list_jobs() if job.submission_id}
     assert hello.submission_id in listed
-    assert listed[hello.submission_id].status is JobStatus.SUCCEEDED
+    assert listed[hello.submission_id].status is RayJobState.SUCCEEDED
     assert listed[hello.submission_id].type == "SUBMISSION"
 
 

@@ -8,10 +8,10 @@ import pytest
 from fake_dashboard import FakeDashboard, Reply, job
 
 from flarekit.ray import (
-    JobStatus,
     RayJobClient,
     RayJobNotFound,
     RayJobsApiError,
+    RayJobState,
     RayJobTimeout,
 )
 
@@ -57,7 +57,7 @@ def test_get_parses_details_and_keeps_unknown_fields(
     )
     dashboard.route("GET", "/api/jobs/train-1", Reply(body=body))
     details = client.get("train-1")
-    assert details.status is JobStatus.FAILED
+    assert details.status is RayJobState.FAILED
     assert details.is_terminal
     assert details.message == "Job entrypoint command failed with exit code 2"
     assert details.driver_info is not None and details.driver_info.pid == "42"
@@ -76,7 +76,7 @@ def test_status_logs_stop_delete(client: RayJobClient, dashboard: FakeDashboard)
     dashboard.route("GET", "/api/jobs/j/logs", Reply(body={"logs": "hello\n"}))
     dashboard.route("POST", "/api/jobs/j/stop", Reply(body={"stopped": True}))
     dashboard.route("DELETE", "/api/jobs/j", Reply(body={"deleted": False}))
-    assert client.status("j") is JobStatus.PENDING
+    assert client.status("j") is RayJobState.PENDING
     assert client.get("j").started_at is None
     assert client.logs("j") == "hello\n"
     assert client.stop("j") is True
@@ -100,8 +100,8 @@ def test_list_jobs_reads_current_and_pre_2_0_shapes(
     )
     jobs = client.list_jobs()
     assert [(j.submission_id, j.job_id, j.type, j.status) for j in jobs] == [
-        ("a", None, "SUBMISSION", JobStatus.RUNNING),
-        (None, "01000000", "DRIVER", JobStatus.SUCCEEDED),
+        ("a", None, "SUBMISSION", RayJobState.RUNNING),
+        (None, "01000000", "DRIVER", RayJobState.SUCCEEDED),
     ]
     assert [j.submission_id for j in client.list_jobs()] == ["old"]
 
@@ -204,7 +204,7 @@ def test_wait_polls_until_terminal(client: RayJobClient, dashboard: FakeDashboar
         Reply(body=job("j", "SUCCEEDED", message="Job finished successfully.")),
     )
     final = client.wait("j", timeout=30, poll=0.001)
-    assert final.status is JobStatus.SUCCEEDED
+    assert final.status is RayJobState.SUCCEEDED
     assert final.message == "Job finished successfully."
     assert dashboard.count("GET", "/api/jobs/j") == 3
 

@@ -12,10 +12,10 @@ import pytest
 from fake_dashboard import FakeDashboard, Reply, job
 
 from flarekit.ray import (
-    JobStatus,
     RayDashboardUnavailable,
     RayJobClient,
     RayJobsApiError,
+    RayJobState,
 )
 from flarekit.ray._jobs_http import DashboardTransport
 from flarekit.testing._tls import TLSFiles, make_certificates
@@ -30,7 +30,7 @@ def test_get_is_retried_on_503_until_it_succeeds(
     dashboard.route(
         "GET", "/api/jobs/j", Reply(503, "busy"), Reply(503, "busy"), Reply(body=job("j"))
     )
-    assert client.status("j") is JobStatus.RUNNING
+    assert client.status("j") is RayJobState.RUNNING
     assert dashboard.count() == 3
 
 
