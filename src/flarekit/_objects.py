@@ -15,13 +15,18 @@ if TYPE_CHECKING:
     from flarekit_models._base import KubeResource
     from flarekit_models.meta.v1 import ObjectMeta
 
-__all__ = ["ConditionLike", "find_condition", "is_true", "labels_of", "metadata_of"]
+__all__ = ["ConditionLike", "find_condition", "is_true", "labels_of", "metadata_of", "name_of"]
 
 
 def metadata_of(obj: KubeResource) -> ObjectMeta | None:
     """The object's metadata (every kind has it; None on an object built without one)."""
     meta: ObjectMeta | None = getattr(obj, "metadata", None)
     return meta
+
+
+def name_of(obj: KubeResource) -> str:
+    meta = metadata_of(obj)
+    return (meta.name if meta is not None else None) or ""
 
 
 def labels_of(obj: KubeResource) -> dict[str, str]:

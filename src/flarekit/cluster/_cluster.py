@@ -18,7 +18,7 @@ Kueue labels, head Services and Routes. The order of work is the point:
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from flarekit._client import Client
     from flarekit.cluster._details import ClusterDetails
     from flarekit_models._base import KubeResource
+    from flarekit_models.ray.v1 import RayCluster
 
 __all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
 
@@ -43,6 +44,8 @@ __all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
 CLIENT_PORT = 10001
 #: RayCluster fields only some KubeRay releases have, and the option that sets each (for
 #: errors naming the option; the wrapped form first).
+R = TypeVar("R", bound="KubeResource")
+
 _PARAMETERS = tuple(
     (f"{prefix}spec.{path}", option)
     for prefix in ("spec.components[0].template.", "")
@@ -65,11 +68,13 @@ def _as_dict(obj: Any) -> dict[str, Any] | None:
     return data
 
 
-def _endpoint(raycluster: dict[str, Any] | None, name: str, default: int) -> int:
-    endpoints = ((raycluster or {}).get("status") or {}).get("endpoints") or {}
+def _endpoint(raycluster: RayCluster | None, name: str, default: int) -> int:
+    """A port KubeRay reports in `status.endpoints` (strings), else `default`."""
+    status = raycluster.status if raycluster is not None else None
+    endpoints = (status.endpoints if status is not None else None) or {}
     try:
         return int(endpoints.get(name) or default)
-    except (TypeError, ValueError):
+    except ValueError:
         return default
 
 
@@ -134,7 +139,7 @@ class Cluster:
 
     # -- reading --------------------------------------------------------------------------------
 
-    def _get(self, kind: type[KubeResource], name: str) -> Any | None:
+    def _get(self, kind: type[R], name: str) -> R | None:
         from flarekit._errors import NotFound
 
         try:
@@ -142,7 +147,7 @@ class Cluster:
         except NotFound:
             return None
 
-    def _read(self) -> tuple[Any | None, Any | None]:
+    def _read(self) -> tuple[RayCluster | None, KubeResource | None]:
         """(RayCluster, AppWrapper) as stored; either may be None. Raises `NotFound` when
         neither exists."""
         from flarekit._errors import NotFound
@@ -155,7 +160,7 @@ class Cluster:
             top = self.client.get(kind, self.appwrapper_name, namespace=self.namespace)
             return self._get(RayCluster, self.name), top
         raycluster = self.client.get(RayCluster, self.name, namespace=self.namespace)
-        owner = owning_appwrapper(_as_dict(raycluster))
+        owner = owning_appwrapper(raycluster)
         if not owner:
             return raycluster, None
         try:
@@ -167,9 +172,7 @@ class Cluster:
     def status(self) -> ClusterStatus:
         """The cluster's state now (`NotFound` if it does not exist)."""
         raycluster, wrapper = self._read()
-        return cluster_status(
-            _as_dict(raycluster), _as_dict(wrapper), name=self.name, namespace=self.namespace
-        )
+        return cluster_status(raycluster, wrapper, name=self.name, namespace=self.namespace)
 
     def cluster_uri(self) -> str:
         """The Ray client address inside the Kubernetes cluster: ``ray://<svc>.<ns>.svc:10001``.
@@ -179,7 +182,7 @@ class Cluster:
         """
         from flarekit_models.ray.v1 import RayCluster
 
-        raycluster = _as_dict(self._get(RayCluster, self.name))
+        raycluster = self._get(RayCluster, self.name)
         service = head_service_name(raycluster, self.name)
         port = _endpoint(raycluster, "client", CLIENT_PORT)
         return f"ray://{service}.{self.namespace}.svc:{port}"
@@ -193,7 +196,7 @@ class Cluster:
         from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT, find_dashboard_uri
         from flarekit_models.ray.v1 import RayCluster
 
-        raycluster = _as_dict(self._get(RayCluster, self.name))
+        raycluster = self._get(RayCluster, self.name)
         return find_dashboard_uri(
             self.client,
             self.namespace,
@@ -209,7 +212,7 @@ class Cluster:
 
         raycluster, wrapper = self._read()
         rc, aw = _as_dict(raycluster), _as_dict(wrapper)
-        status = cluster_status(rc, aw, name=self.name, namespace=self.namespace)
+        status = cluster_status(raycluster, aw, name=self.name, namespace=self.namespace)
         source = aw if aw is not None else rc
         try:
             described = from_raycluster(source) if source is not None else self.config
@@ -304,10 +307,9 @@ class Cluster:
         from flarekit_models.ray.v1 import RayCluster
 
         stored = self._get(RayCluster, config.name)
-        existing = _as_dict(stored)
-        if existing is None:
+        if stored is None:
             return None
-        owner = owning_appwrapper(existing)
+        owner = owning_appwrapper(stored)
         where = f"{config.namespace}/{config.name}"
         if config.appwrapper and owner is None:
             problem = Problem(
@@ -380,7 +382,7 @@ class Cluster:
         if self.config.appwrapper:
             kind, name = appwrapper_kind(self.client), self.appwrapper_name
         else:
-            owner = owning_appwrapper(_as_dict(self._get(RayCluster, self.name)))
+            owner = owning_appwrapper(self._get(RayCluster, self.name))
             # Deleting a wrapped RayCluster alone would only make its AppWrapper recreate it.
             if owner:
                 kind, name = appwrapper_kind(self.client), owner
@@ -455,7 +457,7 @@ class Cluster:
     def _queued_reason(self) -> str | None:
         try:
             raycluster, wrapper = self._read()
-            status = cluster_status(_as_dict(raycluster), _as_dict(wrapper))
+            status = cluster_status(raycluster, wrapper)
             if status.state is not ClusterState.QUEUED:
                 return None
             return self._admission(wrapper if wrapper is not None else raycluster, status)

@@ -11,15 +11,26 @@ the RayCluster it made, so a wrapped cluster shows up once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flarekit._errors import NotFound
+from flarekit._objects import name_of
 from flarekit._tables import html_table, text_table
 from flarekit.cluster._cluster import Cluster
-from flarekit.cluster._status import ClusterState, ClusterStatus, cluster_status, owning_appwrapper
+from flarekit.cluster._status import (
+    ClusterState,
+    ClusterStatus,
+    as_raycluster,
+    cluster_status,
+    owning_appwrapper,
+)
 
 if TYPE_CHECKING:
     from flarekit._client import Client
+    from flarekit_models._base import KubeResource
+    from flarekit_models.ray.v1 import RayCluster
+
+R = TypeVar("R", bound="KubeResource")
 
 __all__ = ["ClusterList", "get_cluster", "list_all_clusters", "list_all_queued"]
 
@@ -87,7 +98,7 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
     except NotFound:
         raycluster = None
     if raycluster is not None:
-        wrapper_name = owning_appwrapper(raycluster)
+        wrapper_name = owning_appwrapper(as_raycluster(raycluster))
         source = raycluster
     # Without a RayCluster, look for a queued AppWrapper that has not made it yet.
     candidates = [name] if raycluster is None else [wrapper_name] if wrapper_name else []
@@ -126,9 +137,9 @@ def _not_found(name: str, namespace: str) -> NotFound:
     )
 
 
-def _list_dicts(client: Client, kind: Any, namespace: str) -> list[dict[str, Any]]:
+def _list(client: Client, kind: type[R], namespace: str) -> list[R]:
     try:
-        return [obj.to_dict() for obj in client.list(kind, namespace=namespace)]
+        return list(client.list(kind, namespace=namespace))
     except NotFound:  # the kind is not served (e.g. no AppWrapper controller installed)
         return []
 
@@ -144,13 +155,13 @@ def list_all_clusters(namespace: str | None = None, client: Client | None = None
 
     client = _client(client)
     ns = namespace or client.namespace or "default"
-    rayclusters = _list_dicts(client, RayCluster, ns)
+    rayclusters = _list(client, RayCluster, ns)
     wrappers = {
-        str((w.get("metadata") or {}).get("name")): w
-        for w in _list_dicts(client, appwrapper_kind(client), ns)
-        if _raycluster_template(w) is not None
+        name_of(w): w
+        for w in _list(client, appwrapper_kind(client), ns)
+        if _raycluster_template(w.to_dict()) is not None
     }
-    inside: dict[str, dict[str, Any]] = {}
+    inside: dict[str, RayCluster] = {}
     rows: list[ClusterStatus] = []
     for rc in rayclusters:
         owner = owning_appwrapper(rc)

@@ -5,31 +5,37 @@ own words (`state: ready`, `spec.suspend`, `phase: Resuming`, conditions; MCAD's
 AppWrapper `state: Pending`, `isdispatched`, its own conditions), and a fresh object has no
 `status` at all. Users want one answer: is it ready, starting, waiting in a queue,
 suspended or failed, how many workers are up, and where the head is. Everything here reads
-Kubernetes JSON (dicts) defensively: a missing field means "not reported yet", never a
-`KeyError`.
+the generated models (a field KubeRay renames is a type error here, not a silent None); a
+missing field means "not reported yet".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from flarekit._objects import ConditionLike, find_condition, is_true, metadata_of
 from flarekit._products import QUEUE_LABEL
 from flarekit._tables import HtmlStatus
-from flarekit.cluster._wrapper import MCAD_APPWRAPPER
+
+if TYPE_CHECKING:
+    from flarekit_models._base import KubeResource
+    from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit_models.ray.v1 import RayCluster
 
 __all__ = [
     "APPWRAPPER_LABEL",
     "ClusterState",
     "ClusterStatus",
+    "as_appwrapper",
+    "as_raycluster",
     "cluster_status",
     "head_service_name",
     "owning_appwrapper",
 ]
-
-JSON = Mapping[str, Any]
 
 #: The AppWrapper controller labels the components it creates with the AppWrapper's name.
 APPWRAPPER_LABEL = "workload.codeflare.dev/appwrapper"
@@ -46,46 +52,46 @@ class ClusterState(StrEnum):
     UNKNOWN = "UNKNOWN"
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
+def as_raycluster(obj: RayCluster | Mapping[str, Any] | None) -> RayCluster | None:
+    """A RayCluster model (JSON is validated into one; None stays None)."""
+    from flarekit_models.ray.v1 import RayCluster
+
+    return RayCluster.model_validate(obj) if isinstance(obj, Mapping) else obj
 
 
-def _meta(obj: JSON | None) -> dict[str, Any]:
-    return _map(_map(obj).get("metadata"))
+def as_appwrapper(
+    obj: KubeResource | Mapping[str, Any] | None,
+) -> AppWrapper | McadAppWrapper | None:
+    """An AppWrapper model in the version it is written in (MCAD's v1beta1, or v1beta2);
+    JSON is validated into one."""
+    from flarekit.cluster._wrapper import MCAD_APPWRAPPER
+    from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+
+    if obj is None or isinstance(obj, AppWrapper | McadAppWrapper):
+        return obj
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"expected an AppWrapper, got {type(obj).__name__}")
+
+    if obj.get("apiVersion") == MCAD_APPWRAPPER:
+        return McadAppWrapper.model_validate(obj)
+    return AppWrapper.model_validate(obj)
 
 
-def _int(value: Any) -> int | None:
-    try:
-        return None if value is None or isinstance(value, bool) else int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _condition(status: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
-    for item in status.get("conditions") or []:
-        if isinstance(item, Mapping) and item.get("type") == type_:
-            return dict(item)
-    return None
-
-
-def _is_true(status: Mapping[str, Any], type_: str) -> bool:
-    found = _condition(status, type_)
-    return found is not None and str(found.get("status")).lower() == "true"
-
-
-def head_service_name(raycluster: JSON | None, name: str) -> str:
+def head_service_name(raycluster: RayCluster | None, name: str) -> str:
     """The head Service: as KubeRay reports it, else KubeRay's naming (`<name>-head-svc`)."""
-    head = _map(_map(_map(raycluster).get("status")).get("head"))
-    return str(head.get("serviceName") or f"{name}-head-svc")
+    status = raycluster.status if raycluster is not None else None
+    head = status.head if status is not None else None
+    return (head.service_name if head is not None else None) or f"{name}-head-svc"
 
 
-def owning_appwrapper(raycluster: JSON | None) -> str | None:
+def owning_appwrapper(raycluster: RayCluster | None) -> str | None:
     """The name of the AppWrapper a RayCluster belongs to, if any."""
-    for ref in _meta(raycluster).get("ownerReferences") or []:
-        if isinstance(ref, Mapping) and ref.get("kind") == "AppWrapper":
-            return str(ref.get("name"))
-    label = _map(_meta(raycluster).get("labels")).get(APPWRAPPER_LABEL)
-    return str(label) if label else None
+    meta = raycluster.metadata if raycluster is not None else None
+    if meta is None:
+        return None
+    owner = next((r.name for r in meta.owner_references or () if r.kind == "AppWrapper"), None)
+    return owner or (meta.labels or {}).get(APPWRAPPER_LABEL) or None
 
 
 @dataclass(frozen=True)
@@ -140,78 +146,83 @@ class ClusterStatus(HtmlStatus):
         return self.as_table()
 
 
-def _raycluster_state(obj: JSON, queue: str | None) -> tuple[ClusterState, str | None]:
-    spec = _map(_map(obj).get("spec"))
-    status = _map(_map(obj).get("status"))
-    state = str(status.get("state") or "").lower()
-    reason = status.get("reason") or None
+def _message(condition: ConditionLike | None) -> str | None:
+    """A condition's message, else its reason (None without a condition)."""
+    if condition is None:
+        return None
+    return getattr(condition, "message", None) or getattr(condition, "reason", None) or None
+
+
+def _raycluster_state(obj: RayCluster, queue: str | None) -> tuple[ClusterState, str | None]:
+    status = obj.status
+    conditions = status.conditions if status is not None else None
+    state = ((status.state if status is not None else None) or "").lower()
+    reason = (status.reason if status is not None else None) or None
+    failure = find_condition(conditions, "ReplicaFailure")
     if state == "failed":
-        failure = _condition(status, "ReplicaFailure")
-        return ClusterState.FAILED, reason or (failure or {}).get("message") or "failed"
-    if spec.get("suspend") is True or state == "suspended":
+        return ClusterState.FAILED, reason or (failure.message if failure else None) or "failed"
+    if (obj.spec is not None and obj.spec.suspend is True) or state == "suspended":
         if queue:
             return ClusterState.QUEUED, f"waiting for Kueue to admit it to LocalQueue {queue!r}"
         return ClusterState.SUSPENDED, reason
     if state == "ready":
         return ClusterState.READY, None
-    if _is_true(status, "HeadPodReady") and _is_true(status, "RayClusterProvisioned"):
+    if is_true(conditions, "HeadPodReady") and is_true(conditions, "RayClusterProvisioned"):
         return ClusterState.READY, None
-    failure = _condition(status, "ReplicaFailure")
-    if failure is not None and str(failure.get("status")).lower() == "true":
-        return ClusterState.STARTING, str(failure.get("message") or failure.get("reason") or "")
-    provisioned = _condition(status, "RayClusterProvisioned")
-    return ClusterState.STARTING, (provisioned or {}).get("message") or reason
+    if failure is not None and failure.status.lower() == "true":
+        return ClusterState.STARTING, failure.message or failure.reason or ""
+    provisioned = find_condition(conditions, "RayClusterProvisioned")
+    return ClusterState.STARTING, (provisioned.message if provisioned else None) or reason
 
 
 def _appwrapper_state(
-    wrapper: JSON, raycluster: JSON | None, queue: str | None
+    wrapper: AppWrapper, raycluster: RayCluster | None, queue: str | None
 ) -> tuple[ClusterState, str | None]:
-    spec = _map(_map(wrapper).get("spec"))
-    status = _map(_map(wrapper).get("status"))
-    phase = str(status.get("phase") or "")
+    suspend = wrapper.spec.suspend if wrapper.spec is not None else None
+    status = wrapper.status
+    phase = (status.phase if status is not None else None) or ""
     if phase == "Failed":
-        messages = [
-            str(c.get("message") or c.get("reason"))
-            for c in status.get("conditions") or []
-            if isinstance(c, Mapping) and c.get("type") == "Unhealthy"
-        ]
+        conditions = status.conditions if status is not None else None
+        messages = [_message(c) for c in conditions or () if c.type == "Unhealthy"]
         return ClusterState.FAILED, "; ".join(m for m in messages if m) or "AppWrapper failed"
-    waiting = phase == "" or (
-        phase in ("Suspended", "Suspending") and spec.get("suspend") is not False
-    )
+    waiting = phase == "" or (phase in ("Suspended", "Suspending") and suspend is not False)
     if waiting and queue:
         return ClusterState.QUEUED, f"waiting for Kueue to admit it to LocalQueue {queue!r}"
-    if phase in ("Suspended", "Suspending") and spec.get("suspend") is True:
+    if phase in ("Suspended", "Suspending") and suspend is True:
         return ClusterState.SUSPENDED, f"AppWrapper phase {phase}"
     if phase == "Succeeded":
         return ClusterState.UNKNOWN, "the AppWrapper has finished (phase Succeeded)"
     if raycluster is not None:
-        state, reason = _raycluster_state(raycluster, None)
-        return state, reason
+        return _raycluster_state(raycluster, None)
     return ClusterState.STARTING, f"AppWrapper phase {phase}" if phase else None
 
 
-def _last_condition(status: Mapping[str, Any]) -> dict[str, Any]:
+def _mcad_detail(conditions: Iterable[ConditionLike] | None, message: str | None) -> str:
     """MCAD appends a condition per step; the last one says where it is now."""
-    found = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
-    return dict(found[-1]) if found else {}
-
-
-def _mcad_detail(status: Mapping[str, Any]) -> str:
-    last = _last_condition(status)
-    words = [str(last.get(k)) for k in ("type", "reason", "message") if last.get(k)]
+    found = list(conditions or ())
+    last = found[-1] if found else None
+    words = (
+        [w for w in (last.type, getattr(last, "reason", None), _message(last)) if w]
+        if last is not None
+        else []
+    )
     text = ": ".join(dict.fromkeys(words))  # reason often repeats the type
-    return text or str(status.get("message") or "")
+    return text or message or ""
 
 
-def _mcad_state(wrapper: JSON, raycluster: JSON | None) -> tuple[ClusterState, str | None]:
+def _mcad_state(
+    wrapper: McadAppWrapper, raycluster: RayCluster | None
+) -> tuple[ClusterState, str | None]:
     """MCAD's AppWrapper (workload.codeflare.dev/v1beta1): `status.state` is empty until MCAD
     has seen it, then Pending (in MCAD's queue, also after a requeue), Running or
     RunningHoldCompletion (dispatched), Completed, Failed, or Deleted (MCAD gave up after its
     requeuing limit and removed what it had created)."""
-    status = _map(_map(wrapper).get("status"))
-    state = str(status.get("state") or "")
-    detail = _mcad_detail(status)
+    status = wrapper.status
+    state = (status.state if status is not None else None) or ""
+    detail = _mcad_detail(
+        status.conditions if status is not None else None,
+        status.message if status is not None else None,
+    )
     suffix = f" ({detail})" if detail else ""
     if state == "Failed":
         return ClusterState.FAILED, detail or "MCAD reports the AppWrapper failed"
@@ -219,9 +230,12 @@ def _mcad_state(wrapper: JSON, raycluster: JSON | None) -> tuple[ClusterState, s
         return ClusterState.FAILED, f"MCAD removed what the AppWrapper created{suffix}"
     if state == "Completed":
         return ClusterState.UNKNOWN, "the AppWrapper has finished (MCAD state Completed)"
-    dispatched = status.get("isdispatched") is True or state in ("Running", "RunningHoldCompletion")
+    dispatched = (status is not None and status.isdispatched is True) or state in (
+        "Running",
+        "RunningHoldCompletion",
+    )
     if not dispatched:
-        if status.get("canrun") is True:
+        if status is not None and status.canrun is True:
             return ClusterState.STARTING, f"MCAD is dispatching it{suffix}"
         seen = f"MCAD state {state}" if state else "MCAD has not queued it yet"
         return ClusterState.QUEUED, f"waiting for MCAD to dispatch it: {seen}{suffix}"
@@ -231,44 +245,51 @@ def _mcad_state(wrapper: JSON, raycluster: JSON | None) -> tuple[ClusterState, s
 
 
 def cluster_status(
-    raycluster: JSON | None, appwrapper: JSON | None = None, *, name: str = "", namespace: str = ""
+    raycluster: RayCluster | Mapping[str, Any] | None,
+    appwrapper: KubeResource | Mapping[str, Any] | None = None,
+    *,
+    name: str = "",
+    namespace: str = "",
 ) -> ClusterStatus:
     """The status of a RayCluster, or of an AppWrapper (v1beta2, or MCAD's v1beta1) and the
-    RayCluster it made (if any yet).
+    RayCluster it made (if any yet), as models or as Kubernetes JSON.
 
     Either object may lack `status`; at least one of them should be given (with neither, the
     state is UNKNOWN).
     """
-    top = appwrapper if appwrapper is not None else raycluster
-    meta = _meta(top)
-    name = str(meta.get("name") or name)
-    namespace = str(meta.get("namespace") or namespace)
-    queue = _map(meta.get("labels")).get(QUEUE_LABEL) or None
-    mcad = appwrapper is not None and _map(appwrapper).get("apiVersion") == MCAD_APPWRAPPER
-    if mcad:
+    from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
+
+    rc, wrapper = as_raycluster(raycluster), as_appwrapper(appwrapper)
+    top = wrapper if wrapper is not None else rc
+    meta = metadata_of(top) if top is not None else None
+    name = (meta.name if meta is not None else None) or name
+    namespace = (meta.namespace if meta is not None else None) or namespace
+    queue = ((meta.labels if meta is not None else None) or {}).get(QUEUE_LABEL) or None
+    if isinstance(wrapper, McadAppWrapper):
         queue = None  # Kueue does not queue MCAD AppWrappers; a label there means nothing
-        state, reason = _mcad_state(_map(appwrapper), raycluster)
-    elif appwrapper is not None:
-        state, reason = _appwrapper_state(appwrapper, raycluster, queue)
-    elif raycluster is not None:
-        state, reason = _raycluster_state(raycluster, queue)
+        state, reason = _mcad_state(wrapper, rc)
+    elif wrapper is not None:
+        state, reason = _appwrapper_state(wrapper, rc, queue)
+    elif rc is not None:
+        state, reason = _raycluster_state(rc, queue)
     else:
         state, reason = ClusterState.UNKNOWN, "no RayCluster or AppWrapper found"
-    rc_status = _map(_map(raycluster).get("status"))
-    head = _map(rc_status.get("head"))
-    rc_name = str(_meta(raycluster).get("name") or name)
-    rc_namespace = str(_meta(raycluster).get("namespace") or namespace)
+    rc_status = rc.status if rc is not None else None
+    head = rc_status.head if rc_status is not None else None
+    rc_meta = rc.metadata if rc is not None else None
+    rc_name = (rc_meta.name if rc_meta is not None else None) or name
+    rc_namespace = (rc_meta.namespace if rc_meta is not None else None) or namespace
     head_address = None
-    if head.get("serviceName") or head.get("podIP") or head.get("serviceIP"):
-        head_address = f"{head_service_name(raycluster, rc_name)}.{rc_namespace}.svc"
+    if head is not None and (head.service_name or head.pod_ip or head.service_ip):
+        head_address = f"{head_service_name(rc, rc_name)}.{rc_namespace}.svc"
     return ClusterStatus(
         name=name,
         namespace=namespace,
         state=state,
-        workers_ready=_int(rc_status.get("readyWorkerReplicas")),
-        workers_desired=_int(rc_status.get("desiredWorkerReplicas")),
+        workers_ready=rc_status.ready_worker_replicas if rc_status is not None else None,
+        workers_desired=rc_status.desired_worker_replicas if rc_status is not None else None,
         head_address=head_address,
         reason=str(reason) if reason else None,
         queue=str(queue) if queue else None,
-        appwrapper=str(meta.get("name")) if appwrapper is not None else None,
+        appwrapper=(meta.name if meta is not None else None) if wrapper is not None else None,
     )

@@ -7,13 +7,22 @@ from typing import Any
 import pytest
 
 from flarekit.cluster import ClusterState, ClusterStatus
-from flarekit.cluster._status import cluster_status, head_service_name, owning_appwrapper
+from flarekit.cluster._status import (
+    as_raycluster,
+    cluster_status,
+    head_service_name,
+    owning_appwrapper,
+)
 
 Q = {"kueue.x-k8s.io/queue-name": "lq"}
 
 
+#: The one required part of a RayCluster's spec (the status tests read only status fields).
+HEAD = {"headGroupSpec": {"template": {"spec": {"containers": [{"name": "h", "image": "r"}]}}}}
+
+
 def rc(status: Any = None, suspend: bool | None = None, labels: Any = None) -> dict[str, Any]:
-    obj: dict[str, Any] = {"metadata": {"name": "c", "namespace": "n"}, "spec": {}}
+    obj: dict[str, Any] = {"metadata": {"name": "c", "namespace": "n"}, "spec": {**HEAD}}
     if labels:
         obj["metadata"]["labels"] = labels
     if suspend is not None:
@@ -24,7 +33,10 @@ def rc(status: Any = None, suspend: bool | None = None, labels: Any = None) -> d
 
 
 def aw(phase: str | None = None, suspend: bool | None = None, **status: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = {"metadata": {"name": "w", "namespace": "n", "labels": Q}, "spec": {}}
+    obj: dict[str, Any] = {
+        "metadata": {"name": "w", "namespace": "n", "labels": Q},
+        "spec": {"components": []},
+    }
     if suspend is not None:
         obj["spec"]["suspend"] = suspend
     if phase is not None:
@@ -33,7 +45,10 @@ def aw(phase: str | None = None, suspend: bool | None = None, **status: Any) -> 
 
 
 def cond(type_: str, status: str, message: str = "") -> dict[str, Any]:
-    return {"type": type_, "status": status, "reason": type_, "message": message}
+    return {
+        "type": type_, "status": status, "reason": type_, "message": message,
+        "lastTransitionTime": "2025-01-01T00:00:00Z",
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -123,14 +138,14 @@ def test_counts_and_head() -> None:
             {
                 "state": "ready",
                 "readyWorkerReplicas": 1,
-                "desiredWorkerReplicas": "3",
+                "desiredWorkerReplicas": 3,
                 "head": {"serviceName": "custom-svc", "podIP": "10.0.0.1"},
             }
         )
     )
     assert (status.workers_ready, status.workers_desired, status.workers) == (1, 3, "1/3")
     assert status.head_address == "custom-svc.n.svc"
-    assert cluster_status(rc({"readyWorkerReplicas": "x"})).workers == "?/?"
+    assert cluster_status(rc({"state": "ready"})).workers == "?/?"
     assert cluster_status(rc({})).head_address is None
 
 
@@ -141,13 +156,16 @@ def test_nothing_at_all_is_unknown() -> None:
 
 def test_head_service_and_owner_helpers() -> None:
     assert head_service_name(None, "c") == "c-head-svc"
-    assert head_service_name(rc({"head": {"serviceName": "s"}}), "c") == "s"
+    assert head_service_name(as_raycluster(rc({"head": {"serviceName": "s"}})), "c") == "s"
     owned = rc()
-    owned["metadata"]["ownerReferences"] = [{"kind": "AppWrapper", "name": "w"}]
-    assert owning_appwrapper(owned) == "w"
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper", "name": "w",
+         "uid": "u1"}
+    ]  # fmt: skip
+    assert owning_appwrapper(as_raycluster(owned)) == "w"
     labelled = rc(labels={"workload.codeflare.dev/appwrapper": "w2"})
-    assert owning_appwrapper(labelled) == "w2"
-    assert owning_appwrapper(rc()) is None and owning_appwrapper(None) is None
+    assert owning_appwrapper(as_raycluster(labelled)) == "w2"
+    assert owning_appwrapper(as_raycluster(rc())) is None and owning_appwrapper(None) is None
 
 
 def test_status_prints_and_escapes() -> None:

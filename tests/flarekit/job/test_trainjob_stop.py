@@ -61,6 +61,11 @@ def _workloads(fc: FakeCluster, job: str) -> list[JSON]:
     ]
 
 
+def _patched(fc: FakeCluster, since: int) -> set[str]:
+    """The resources (plurals) patched from the `since`-th request on."""
+    return {r.path.rsplit("/", 2)[-2] for r in fc.requests[since:] if r.method == "PATCH"}
+
+
 def _state(job: TrainJob) -> JobState:
     return job.status().state
 
@@ -69,15 +74,19 @@ def test_a_queued_job_is_stopped_through_its_workload(slow: FakeCluster) -> None
     job = TrainJob("queued", client=client_for(slow), local_queue="lq").submit()
     wait_for(lambda: _state(job) is JobState.RUNNING, "the job runs")
     assert len(_workloads(slow, "queued")) == 1
+    before = len(slow.requests)
     job.stop()
     (workload,) = _workloads(slow, "queued")
     assert workload["spec"]["active"] is False
-    # Kueue owns spec.suspend of a queued job: stop() leaves it to Kueue's eviction
-    assert (slow.get("trainjobs", "queued", "default") or {})["spec"]["suspend"] is False
+    # Kueue owns spec.suspend of a queued job: stop() leaves it to Kueue's eviction ...
+    assert _patched(slow, before) == {"workloads"}
+    wait_for(lambda: _state(job) is JobState.SUSPENDED, "Kueue evicts and suspends the job")
+    before = len(slow.requests)
     job.resume()
     (workload,) = _workloads(slow, "queued")
     assert workload["spec"]["active"] is True
-    assert (slow.get("trainjobs", "queued", "default") or {})["spec"]["suspend"] is False
+    assert _patched(slow, before) == {"workloads"}  # ... and admits it again
+    wait_for(lambda: _state(job) is JobState.RUNNING, "Kueue admits the job again")
     job.delete()
 
 

@@ -186,3 +186,24 @@ def test_unlabelled_jobs_are_left_alone() -> None:
         kueue_ctl.wait_ticks(3)
         assert fc.objects(WL) == []
         assert "suspend" not in (fc.get("rayclusters", "rc") or {})["spec"]
+
+
+def test_an_inactive_workload_is_evicted_and_its_job_suspended() -> None:
+    with FakeCluster(
+        releases={"kuberay": "v1.7.0", "kueue": "v0.19.2"},
+        tick_interval=TICK,
+        controllers=[RayClusterController(), KueueController()],
+    ) as fc:
+        kueue_queues(fc)
+        fc.create(ray_cluster("rc", labels=QUEUED))
+        wait_for(fc, "rayclusters", "rc", lambda o: o["spec"].get("suspend") is False)
+        name = _workload(fc)["metadata"]["name"]
+        fc.patch("workloads", name, {"spec": {"active": False}})
+        wait_for(fc, "rayclusters", "rc", lambda o: o["spec"].get("suspend") is True)
+        evicted = cond(_workload(fc), "Evicted") or {}
+        assert (evicted.get("status"), evicted.get("reason")) == ("True", "InactiveWorkload")
+        assert cond(_workload(fc), "Admitted")["status"] == "False"  # type: ignore[index]
+        assert "admission" not in status(_workload(fc))
+        fc.patch("workloads", name, {"spec": {"active": True}})
+        wait_for(fc, "rayclusters", "rc", lambda o: o["spec"].get("suspend") is False)
+        assert cond(_workload(fc), "Admitted")["status"] == "True"  # type: ignore[index]
