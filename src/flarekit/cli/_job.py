@@ -247,7 +247,8 @@ def list_jobs(client: Client, namespace: str, kind: str | None) -> list[dict[str
     from flarekit import NotFound
     from flarekit.job._rayjob_status import status_of
     from flarekit.job._trainjob import trainjob_status
-    from flarekit.kueue import QUEUE_LABEL
+    from flarekit._objects import labels_of
+    from flarekit._products import QUEUE_LABEL
     from flarekit_models.ray.v1 import RayJob as RayJobModel
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
@@ -256,19 +257,16 @@ def list_jobs(client: Client, namespace: str, kind: str | None) -> list[dict[str
         try:
             for ray in client.list(RayJobModel, namespace=namespace):
                 s = status_of(ray, QUEUE_LABEL)
-                row = {"name": s.name, "kind": "RayJob", "state": s.state, "queue": s.local_queue}
+                row = {"name": s.name, "kind": "RayJob", "state": s.summary, "queue": s.local_queue}
                 rows.append(row)
         except NotFound:
             pass  # KubeRay is not installed
     if kind in (None, "trainjob"):
         try:
             for train in client.list(TrainJobModel, namespace=namespace):
-                data = train.to_dict()
-                t = trainjob_status(data)
-                labels = (data.get("metadata") or {}).get("labels") or {}
-                state = t.state.value + (f" ({t.reason})" if t.reason else "")
-                row = {"name": t.name, "kind": "TrainJob", "state": state}
-                rows.append({**row, "queue": labels.get(QUEUE_LABEL)})
+                t = trainjob_status(train)
+                row = {"name": t.name, "kind": "TrainJob", "state": t.summary}
+                rows.append({**row, "queue": labels_of(train).get(QUEUE_LABEL)})
         except NotFound:
             pass  # Trainer is not installed
     return sorted(rows, key=lambda r: (r["name"], r["kind"]))

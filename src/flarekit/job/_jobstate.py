@@ -10,13 +10,16 @@ a job is simply `PENDING`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
+from flarekit._objects import ConditionLike, find_condition
 from flarekit._tables import HtmlStatus
 
-__all__ = ["JobState", "JobStatus", "condition", "conditions_of"]
+C = TypeVar("C", bound=ConditionLike)
+
+__all__ = ["JobState", "JobStatus", "condition_rows", "true_condition"]
 
 
 class JobState(enum.StrEnum):
@@ -37,17 +40,16 @@ class JobState(enum.StrEnum):
         return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.STOPPED)
 
 
-def conditions_of(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """`status.conditions` of a Kubernetes JSON object ([] when there are none yet)."""
-    found = (obj.get("status") or {}).get("conditions") or []
-    return [c for c in found if isinstance(c, Mapping)]
+def true_condition(conditions: Iterable[C] | None, type_: str) -> C | None:
+    """The condition `type_` if its status is ``"True"`` (None otherwise)."""
+    found = find_condition(conditions, type_)
+    return found if found is not None and found.status == "True" else None
 
 
-def condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    """The condition `type_` if its status is ``"True"``."""
-    return next(
-        (c for c in conditions_of(obj) if c.get("type") == type_ and c.get("status") == "True"),
-        None,
+def condition_rows(conditions: Iterable[ConditionLike] | None) -> tuple[tuple[str, str, str], ...]:
+    """(type, status, reason) of each condition, for `JobStatus.conditions`."""
+    return tuple(
+        (c.type, c.status, str(getattr(c, "reason", None) or "")) for c in conditions or ()
     )
 
 

@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 from flarekit._objects import labels_of
 from flarekit._products import QUEUE_LABEL
 from flarekit.job._job import KubeJob
-from flarekit.job._jobstate import JobState, JobStatus, condition, conditions_of
+from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 
 if TYPE_CHECKING:
     from flarekit._client import Client
     from flarekit_models._base import KubeResource
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit_models.kubeflow.v1 import PyTorchJob
+    from flarekit_models.meta.v1 import ObjectMeta
 
 __all__ = [
     "CONTAINER",
@@ -91,14 +94,17 @@ def appwrapper_dict(job: Mapping[str, Any], labels: Mapping[str, str]) -> dict[s
     }
 
 
-def _meta(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("name") or ""), str(meta.get("namespace") or "")
+def _where(meta: ObjectMeta | None) -> tuple[str, str]:
+    return (meta.name or "", meta.namespace or "") if meta is not None else ("", "")
 
 
-def pytorchjob_status(obj: Mapping[str, Any]) -> JobStatus:
+def pytorchjob_status(obj: PyTorchJob | Mapping[str, Any]) -> JobStatus:
     """The training operator's conditions (Created, Running, Restarting, Suspended,
     Succeeded, Failed) read into a `JobStatus`; no status yet is `PENDING`."""
+    from flarekit_models.kubeflow.v1 import PyTorchJob
+
+    job = PyTorchJob.model_validate(obj) if isinstance(obj, Mapping) else obj
+    conditions = job.status.conditions if job.status is not None else None
     state, found = JobState.PENDING, None
     for type_, each in (
         ("Failed", JobState.FAILED),
@@ -108,27 +114,29 @@ def pytorchjob_status(obj: Mapping[str, Any]) -> JobStatus:
         ("Restarting", JobState.RUNNING),
         ("Created", JobState.PENDING),
     ):
-        found = condition(obj, type_)
+        found = true_condition(conditions, type_)
         if found is not None:
             state = each
             break
+    counts = (job.status.replica_statuses if job.status is not None else None) or {}
     replicas = {
-        str(kind): {k: int(v or 0) for k, v in (counts or {}).items() if isinstance(v, int)}
-        for kind, counts in ((obj.get("status") or {}).get("replicaStatuses") or {}).items()
+        kind: {
+            k: v
+            for k, v in (("active", c.active), ("succeeded", c.succeeded), ("failed", c.failed))
+            if v is not None
+        }
+        for kind, c in counts.items()
     }
-    name, namespace = _meta(obj)
+    name, namespace = _where(job.metadata)
     return JobStatus(
         kind="PyTorchJob",
         name=name,
         namespace=namespace,
         state=state,
-        reason=str((found or {}).get("reason") or ""),
-        message=str((found or {}).get("message") or ""),
+        reason=(found.reason if found is not None else None) or "",
+        message=(found.message if found is not None else None) or "",
         replicas=replicas,
-        conditions=tuple(
-            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
-            for c in conditions_of(obj)
-        ),
+        conditions=condition_rows(conditions),
     )
 
 
@@ -143,27 +151,25 @@ _PHASES = {
 }
 
 
-def appwrapper_status(obj: Mapping[str, Any]) -> JobStatus:
+def appwrapper_status(obj: AppWrapper | Mapping[str, Any]) -> JobStatus:
     """An AppWrapper's phase as a `JobStatus`, with the message of its failing condition."""
-    status = obj.get("status") or {}
-    phase = str(status.get("phase") or "")
-    state = _PHASES.get(phase, JobState.PENDING)
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+
+    wrapper = AppWrapper.model_validate(obj) if isinstance(obj, Mapping) else obj
+    status = wrapper.status
+    conditions = status.conditions if status is not None else None
+    state = _PHASES.get((status.phase if status is not None else None) or "", JobState.PENDING)
     reason = message = ""
     if state is JobState.FAILED:
         failing = next(
-            (c for c in conditions_of(obj) if c.get("type") in ("Unhealthy", "ResourcesDeployed")),
-            None,
+            (c for c in conditions or () if c.type in ("Unhealthy", "ResourcesDeployed")), None
         )
-        reason = str((failing or {}).get("reason") or "Failed")
-        message = str((failing or {}).get("message") or "")
-    name, namespace = _meta(obj)
+        reason = (failing.reason if failing is not None else None) or "Failed"
+        message = (failing.message if failing is not None else None) or ""
+    name, namespace = _where(wrapper.metadata)
     return JobStatus(
         kind="AppWrapper", name=name, namespace=namespace, state=state, reason=reason,
-        message=message,
-        conditions=tuple(
-            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
-            for c in conditions_of(obj)
-        ),
+        message=message, conditions=condition_rows(conditions),
     )  # fmt: skip
 
 
@@ -189,8 +195,14 @@ class PyTorchJobRun(KubeJob[JobStatus]):
         return self.client, self.namespace
 
     def _status_of(self, obj: KubeResource) -> JobStatus:
-        data = obj.to_dict()
-        return appwrapper_status(data) if self.wrapped else pytorchjob_status(data)
+        from flarekit_models.appwrapper.v1beta2 import AppWrapper
+        from flarekit_models.kubeflow.v1 import PyTorchJob
+
+        if isinstance(obj, AppWrapper):
+            return appwrapper_status(obj)
+        if isinstance(obj, PyTorchJob):
+            return pytorchjob_status(obj)
+        raise TypeError(f"expected a PyTorchJob or an AppWrapper, got {type(obj).__name__}")
 
     def _log_pod(self) -> tuple[str, str | None]:
         """The master's pod and container."""

@@ -27,7 +27,7 @@ from flarekit._validation import (
     check_labels,
 )
 from flarekit.job._job import KubeJob
-from flarekit.job._jobstate import JobState, JobStatus, condition, conditions_of
+from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 from flarekit.job._packaging import PackagingError, function_command, function_script
 from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
 from flarekit.job._resources import check_resources_per_node
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from flarekit._client import Client
     from flarekit._pods import PodInfo
     from flarekit_models._base import KubeResource
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
 __all__ = ["DEFAULT_RUNTIME", "TrainJob", "trainjob_status"]
 
@@ -80,43 +81,43 @@ def check_env(report: ValidationReport, field: str, value: object) -> dict[str, 
     return {str(k): str(v) for k, v in value.items()}
 
 
-def trainjob_status(obj: Mapping[str, Any]) -> JobStatus:
-    """The `JobStatus` of a TrainJob (Kubernetes JSON), fresh objects included."""
-    meta = obj.get("metadata") or {}
-    status = obj.get("status") or {}
+def trainjob_status(obj: TrainJobModel | Mapping[str, Any]) -> JobStatus:
+    """The `JobStatus` of a TrainJob (the model, or Kubernetes JSON), fresh objects included."""
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    job = TrainJobModel.model_validate(obj) if isinstance(obj, Mapping) else obj
+    status, meta = job.status, job.metadata
+    conditions = status.conditions if status is not None else None
     replicas = {
-        str(j.get("name")): {
-            k: int(j.get(k) or 0) for k in ("active", "ready", "succeeded", "failed", "suspended")
+        j.name: {
+            "active": j.active, "ready": j.ready, "succeeded": j.succeeded, "failed": j.failed,
+            "suspended": j.suspended,
         }
-        for j in status.get("jobsStatus") or []
-        if isinstance(j, Mapping)
-    }
+        for j in (status.jobs_status if status is not None else None) or ()
+    }  # fmt: skip
     state, found = JobState.PENDING, None
     for type_, each in (
         ("Failed", JobState.FAILED),
         ("Complete", JobState.SUCCEEDED),
         ("Suspended", JobState.SUSPENDED),
     ):
-        found = condition(obj, type_)
+        found = true_condition(conditions, type_)
         if found is not None:
             state = each
             break
-    if found is None and (obj.get("spec") or {}).get("suspend"):
+    if found is None and job.spec is not None and job.spec.suspend:
         state = JobState.SUSPENDED
     elif found is None and any(c["active"] or c["ready"] for c in replicas.values()):
         state = JobState.RUNNING
     return JobStatus(
         kind="TrainJob",
-        name=str(meta.get("name") or ""),
-        namespace=str(meta.get("namespace") or ""),
+        name=(meta.name if meta is not None else None) or "",
+        namespace=(meta.namespace if meta is not None else None) or "",
         state=state,
-        reason=str((found or {}).get("reason") or ""),
-        message=str((found or {}).get("message") or ""),
+        reason=(found.reason if found is not None else None) or "",
+        message=(found.message if found is not None else None) or "",
         replicas=replicas,
-        conditions=tuple(
-            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
-            for c in conditions_of(obj)
-        ),
+        conditions=condition_rows(conditions),
     )
 
 
@@ -410,7 +411,11 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         return self.client, self.resolved_namespace
 
     def _status_of(self, obj: KubeResource) -> JobStatus:
-        return trainjob_status(obj.to_dict())
+        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+        if not isinstance(obj, TrainJobModel):
+            raise TypeError(f"expected a TrainJob, got {type(obj).__name__}")
+        return trainjob_status(obj)
 
     def suspend(self) -> None:
         """Hold the job (`spec.suspend: true`): its pods are removed until `resume()`. Kueue
