@@ -103,7 +103,7 @@ def _loads(raw: bytes) -> int:
 
 
 def _decode(page_model: Any, raw: bytes) -> int:
-    from flarekit._codec import decode_page
+    from flarekit.client._codec import decode_page
 
     return len(decode_page(page_model, raw).items or [])
 
@@ -116,7 +116,7 @@ def main() -> list[dict[str, str]]:
     import kubernetes
 
     from flarekit import Client, from_kubeconfig
-    from flarekit._codec import ResourceList, decode_page
+    from flarekit.client._codec import ResourceList, decode_page
     from flarekit.testing import FakeCluster
     from flarekit_models._crds import default_releases
     from flarekit_models.ray.v1 import RayCluster

@@ -17,13 +17,12 @@ Public names load on first use, so ``import flarekit`` stays cheap: pydantic, th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flarekit._lazy import lazy_module
 
 if TYPE_CHECKING:
-    # The public names: this block is their one list (`_public` reads it for the lazy loader).
-    from flarekit._served import (
-        NotServed as NotServed,
-    )
+    # The public names: this block is their one list (`lazy_module` reads it for the loader).
     from flarekit._validation import (
         ConfigError as ConfigError,
     )
@@ -131,6 +130,9 @@ if TYPE_CHECKING:
     )
     from flarekit.client import (
         logout as logout,
+    )
+    from flarekit.client._served import (
+        NotServed as NotServed,
     )
     from flarekit.cluster import (
         Cluster as Cluster,
@@ -242,25 +244,6 @@ if TYPE_CHECKING:
     )
 
 
-def _public() -> dict[str, str]:
-    """Public name -> the module that defines it, read from the imports above."""
-    import ast
-    from pathlib import Path
-
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    block = next(
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-    )
-    return {
-        alias.asname or alias.name: str(node.module)
-        for node in block.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
-
-
 #: What people who come from CodeFlare SDK or the Kubeflow SDK reach for, and what to use.
 _CARRIED_OVER = {
     "TokenAuthentication": "flarekit.login(server, token) or flarekit.from_token(...)",
@@ -274,22 +257,6 @@ _CARRIED_OVER = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__all__":
-        names = sorted(_public())
-        globals()["__all__"] = names
-        return names
-    public = globals().get("_PUBLIC") or globals().setdefault("_PUBLIC", _public())
-    module = public.get(name)
-    if module is None:
-        raise AttributeError(_no_such_name(name, public))
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
 def _no_such_name(name: str, public: dict[str, str]) -> str:
     message = f"module 'flarekit' has no attribute {name!r}"
     if name in _CARRIED_OVER:
@@ -300,5 +267,4 @@ def _no_such_name(name: str, public: dict[str, str]) -> str:
     return f"{message}; did you mean {' or '.join(close)}?" if close else message
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__getattr__("__all__")})
+__getattr__, __dir__ = lazy_module(globals(), _no_such_name)

@@ -26,7 +26,7 @@ from flarekit import (
     login,
     logout,
 )
-from flarekit._config import default_credentials
+from flarekit.client._config import default_credentials
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
 

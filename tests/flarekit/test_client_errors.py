@@ -26,10 +26,10 @@ from flarekit import (
     RetryPolicy,
     ServerError,
     Unauthorized,
-    _retry,
     from_kubeconfig,
     from_token,
 )
+from flarekit.client import _retry
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
 

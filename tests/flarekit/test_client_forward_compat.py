@@ -22,7 +22,7 @@ import pytest
 from client_support import new_namespace
 
 from flarekit import Client, from_kubeconfig
-from flarekit._codec import dump_apply
+from flarekit.client._codec import dump_apply
 from flarekit.testing import FakeCluster
 from flarekit_models._crds import crds_for
 from flarekit_models.kubeflow.v1 import PyTorchJob

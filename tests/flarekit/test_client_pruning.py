@@ -16,7 +16,7 @@ import pytest
 from client_support import new_namespace, raycluster
 
 from flarekit import Client, ServerWarning, from_kubeconfig
-from flarekit._dropped import PrunedFields, PrunedFieldsWarning
+from flarekit.client._dropped import PrunedFields, PrunedFieldsWarning
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster, WorkerGroupSpec
 

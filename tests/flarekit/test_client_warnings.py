@@ -10,7 +10,7 @@ import pytest
 from client_support import client, cluster, ns, raycluster  # noqa: F401
 
 from flarekit import Client, ServerWarning
-from flarekit._warnings import parse_warning_header
+from flarekit.client._warnings import parse_warning_header
 from flarekit_models.ray import v1alpha1
 
 

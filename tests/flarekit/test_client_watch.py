@@ -142,7 +142,7 @@ def test_a_forbidden_watch_raises(cluster: FakeCluster, client: Client, ns: str)
 def test_a_watch_that_cannot_reconnect_gives_up(
     cluster: FakeCluster, client: Client, ns: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flarekit import _retry
+    from flarekit.client import _retry
 
     monkeypatch.setattr(_retry, "_sleep", lambda seconds: None)
     watch = client.watch(RayCluster, namespace=ns, timeout=30)

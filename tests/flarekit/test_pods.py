@@ -1,4 +1,4 @@
-"""flarekit._pods against FakeCluster: listing a job's pods, reading and following logs,
+"""flarekit.client._pods against FakeCluster: listing a job's pods, reading and following logs,
 resuming dropped streams without repeats, and errors as flarekit's classes."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 
 from flarekit import Client, from_kubeconfig
-from flarekit._errors import ApiError, ApiUnavailable, NotFound
-from flarekit._pods import PodInfo, follow_logs, list_pods, read_logs
-from flarekit._retry import RetryPolicy
+from flarekit.client._errors import ApiError, ApiUnavailable, NotFound
+from flarekit.client._pods import PodInfo, follow_logs, list_pods, read_logs
+from flarekit.client._retry import RetryPolicy
 from flarekit.testing import FakeCluster
 
 _names = itertools.count()

@@ -1,4 +1,4 @@
-"""`flarekit._pruning`: which fields of a request body the stored object lacks, and which
+"""`flarekit.client._pruning`: which fields of a request body the stored object lacks, and which
 differences are not losses (defaults, server-managed metadata, status, nulls, list order)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from flarekit._pruning import (
+from flarekit.client._pruning import (
     Scope,
     apiserver_path,
     built_in_group,

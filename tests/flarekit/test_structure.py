@@ -131,3 +131,18 @@ def test_the_emulator_imports_only_itself() -> None:
 
 def test_the_check_sees_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_client_layer_imports_no_facade() -> None:
+    # flarekit.client is the one road to the API server; it knows nothing of clusters, jobs
+    # or queues (product names and labels are constants in flarekit._products; flarekit._lazy
+    # loads its public names on first use).
+    allowed = ("flarekit.client", "flarekit._products", "flarekit._lazy")
+    outside = {
+        (name, target)
+        for name, targets in import_graph().items()
+        if name.startswith("flarekit.client")
+        for target in targets
+        if not target.startswith(allowed)
+    }
+    assert outside == set()

@@ -53,9 +53,9 @@ def one_line(exc: BaseException) -> str:
 
 def classify(exc: BaseException) -> ExitCode:
     """The exit code for an exception raised while running a command."""
-    from flarekit._errors import ApiError, KubeconfigError
     from flarekit._validation import ConfigError
     from flarekit._wait import WaitError
+    from flarekit.client._errors import ApiError, KubeconfigError
     from flarekit.job._packaging import PackagingError
     from flarekit.job._runtimes import RuntimeNotFound
 

@@ -245,10 +245,10 @@ def _delete(args: argparse.Namespace) -> int:
 def list_jobs(client: Client, namespace: str, kind: str | None) -> list[dict[str, Any]]:
     """Every RayJob and TrainJob in `namespace` with its state (kinds not served are skipped)."""
     from flarekit import NotFound
-    from flarekit.job._rayjob_status import status_of
-    from flarekit.job._trainjob import trainjob_status
     from flarekit._objects import labels_of
     from flarekit._products import QUEUE_LABEL
+    from flarekit.job._rayjob_status import status_of
+    from flarekit.job._trainjob import trainjob_status
     from flarekit_models.ray.v1 import RayJob as RayJobModel
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 

@@ -43,7 +43,7 @@ def client_versions() -> dict[str, str]:
 
 def _get_json(client: Client, path: str) -> Any:
     """GET `path` on the API server as JSON, with flarekit's errors (an empty object on 404)."""
-    from flarekit._served import get_json
+    from flarekit.client._served import get_json
 
     return get_json(client, path) or {}
 

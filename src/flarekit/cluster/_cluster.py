@@ -33,7 +33,7 @@ from flarekit.cluster._status import (
 )
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit.cluster._details import ClusterDetails
     from flarekit_models._base import KubeResource
     from flarekit_models.ray.v1 import RayCluster
@@ -105,7 +105,7 @@ class Cluster:
     def client(self) -> Client:
         """The client in use (made from the current kubeconfig on first use)."""
         if self._client is None:
-            from flarekit._client import Client
+            from flarekit.client._client import Client
 
             self._client = Client()
         return self._client
@@ -140,7 +140,7 @@ class Cluster:
     # -- reading --------------------------------------------------------------------------------
 
     def _get(self, kind: type[R], name: str) -> R | None:
-        from flarekit._errors import NotFound
+        from flarekit.client._errors import NotFound
 
         try:
             return self.client.get(kind, name, namespace=self.namespace)
@@ -150,7 +150,7 @@ class Cluster:
     def _read(self) -> tuple[RayCluster | None, KubeResource | None]:
         """(RayCluster, AppWrapper) as stored; either may be None. Raises `NotFound` when
         neither exists."""
-        from flarekit._errors import NotFound
+        from flarekit.client._errors import NotFound
         from flarekit.cluster._wrapper import appwrapper_kind
         from flarekit_models.ray.v1 import RayCluster
 
@@ -346,7 +346,7 @@ class Cluster:
 
     def _undo(self, created: list[tuple[type[KubeResource], str]], error: BaseException) -> None:
         """Delete what this call created, newest first; failures become notes on `error`."""
-        from flarekit._errors import ApiError, NotFound
+        from flarekit.client._errors import ApiError, NotFound
 
         for kind, name in reversed(created):
             try:
@@ -374,7 +374,7 @@ class Cluster:
         Returns False when there was nothing to delete. With `wait=True`, returns once the
         object is gone (`WaitTimeout` after `timeout` seconds, e.g. while finalizers hold it).
         """
-        from flarekit._errors import NotFound
+        from flarekit.client._errors import NotFound
         from flarekit.cluster._wrapper import appwrapper_kind
         from flarekit_models.ray.v1 import RayCluster
 

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import Forbidden, NotFound
+from flarekit.client._errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.networking.v1 import Ingress, IngressBackend
 
@@ -47,7 +47,7 @@ class ExposedKind:
             from flarekit_models.networking.v1 import Ingress
 
             return Ingress
-        from flarekit._generic import generic_resource
+        from flarekit.client._generic import generic_resource
 
         return generic_resource(f"{self.group}/{self.version}", self.kind, self.plural)
 

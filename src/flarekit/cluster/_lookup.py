@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from flarekit._errors import NotFound
 from flarekit._objects import name_of
 from flarekit._tables import html_table, text_table
+from flarekit.client._errors import NotFound
 from flarekit.cluster._cluster import Cluster
 from flarekit.cluster._status import (
     ClusterState,
@@ -26,7 +26,7 @@ from flarekit.cluster._status import (
 )
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.ray.v1 import RayCluster
 
@@ -63,7 +63,7 @@ class ClusterList(list[ClusterStatus]):
 def _client(client: Client | None) -> Client:
     if client is not None:
         return client
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
     return Client()
 
@@ -126,7 +126,7 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
 
 
 def _not_found(name: str, namespace: str) -> NotFound:
-    from flarekit._errors import Operation
+    from flarekit.client._errors import Operation
 
     return NotFound(
         Operation("get", "rayclusters.ray.io", name, namespace),

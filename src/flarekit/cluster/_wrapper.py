@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from flarekit._validation import ConfigError, Problem
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit.cluster._config import ClusterConfiguration
     from flarekit_models._base import KubeResource
 

@@ -20,14 +20,14 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import ApiError, Forbidden
-from flarekit._served import NotServed, get_bytes, get_json, served_versions
+from flarekit.client._errors import ApiError, Forbidden
+from flarekit.client._served import NotServed, get_bytes, get_json, served_versions
 from flarekit.compat._crd_match import ServedCrd, match_release, served_crd
 from flarekit.compat._families import FAMILIES, Family, family, pinned_crds, served_kinds
 from flarekit.compat._releases import FamilyRelease, ServedVersion, ServerReleases
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = ["family_release", "forget_negotiated", "negotiate"]
 

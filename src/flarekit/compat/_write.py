@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from flarekit._served import NotServed
+from flarekit.client._served import NotServed
 from flarekit.compat._families import FAMILIES, Family, family_for
 from flarekit.compat._fields import check_fields
 from flarekit.compat._negotiate import family_release
@@ -26,7 +26,7 @@ from flarekit.compat._trainer_pod import move_pod_field, pod_field_of
 from flarekit_models._base import KubeModel, KubeResource
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = ["prepare_write", "write_version"]
 

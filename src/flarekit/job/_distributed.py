@@ -34,7 +34,7 @@ from flarekit.job._podopts import check_pod_options
 from flarekit.job._trainjob import DEFAULT_RUNTIME, TrainJob, check_env
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit.job._pytorchjob import PyTorchJobRun
     from flarekit.job._ray_launch import RayRun
 
@@ -260,7 +260,7 @@ class DistributedJob:
     @property
     def client(self) -> Client:
         if self._client is None:
-            from flarekit._client import Client
+            from flarekit.client._client import Client
 
             self._client = Client()
         return self._client
@@ -397,7 +397,7 @@ class DistributedJob:
 
     def target(self) -> Target:
         """Where `submit()` without a cluster runs this job, from the cluster's API groups."""
-        from flarekit._served import NotServed, served_versions
+        from flarekit.client._served import NotServed, served_versions
 
         def served(group: str) -> bool:
             try:

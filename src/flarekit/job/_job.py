@@ -29,7 +29,7 @@ from typing import (
 from flarekit.job._jobstate import JobState, JobStatus
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Event
 
@@ -240,7 +240,7 @@ class KubeJob(abc.ABC, Generic[S]):
     ) -> str | Iterator[str]:
         """The job's output: all of it, the last `tail` lines, the lines of the last `since`
         seconds, or (`follow=True`) an iterator of lines as they come until the pod ends."""
-        from flarekit._pods import read_logs
+        from flarekit.client._pods import read_logs
 
         client, namespace = self._connection()
         pod, container = self._log_pod()
@@ -264,8 +264,8 @@ class KubeJob(abc.ABC, Generic[S]):
     def delete(self, *, wait: bool = False, timeout: float = 300.0) -> bool:
         """Delete the job and what it made; False when there was nothing to delete. With
         `wait`, return once the object is gone."""
-        from flarekit._errors import NotFound
         from flarekit._wait import wait_until
+        from flarekit.client._errors import NotFound
 
         client, namespace = self._connection()
         try:
@@ -287,7 +287,7 @@ class KubeJob(abc.ABC, Generic[S]):
         return True
 
     def _gone(self) -> bool:
-        from flarekit._errors import NotFound
+        from flarekit.client._errors import NotFound
 
         try:
             self._fetch()

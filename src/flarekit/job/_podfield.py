@@ -22,7 +22,7 @@ from flarekit._validation import ConfigError, Problem
 from flarekit.job._podopts import POD_FIELDS, RELEASES, PodField, PodOptions, unsupported
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
 __all__ = ["OPTION_FIELDS", "create_trainjob", "forget_pod_field", "known_pod_field"]
@@ -75,7 +75,7 @@ def _refuse_unsupported(options: PodOptions, pod_field: PodField) -> None:
 
 
 def _unknown_fields(exc: Exception) -> list[str]:
-    from flarekit._errors import ApiError
+    from flarekit.client._errors import ApiError
 
     if not isinstance(exc, ApiError) or exc.code != 400:
         return []

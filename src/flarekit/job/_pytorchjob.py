@@ -19,7 +19,7 @@ from flarekit.job._job import KubeJob
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
     from flarekit_models.kubeflow.v1 import PyTorchJob
@@ -206,7 +206,7 @@ class PyTorchJobRun(KubeJob[JobStatus]):
 
     def _log_pod(self) -> tuple[str, str | None]:
         """The master's pod and container."""
-        from flarekit._pods import list_pods
+        from flarekit.client._pods import list_pods
 
         selector = {JOB_NAME_LABEL: self.name, REPLICA_TYPE_LABEL: "master"}
         pods = list_pods(self.client, self.namespace, selector)

@@ -31,8 +31,8 @@ from flarekit.job._job import JobError, KubeJob
 from flarekit.job._rayjob_status import RayJobStatus, status_of
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
-    from flarekit._errors import ApiError
+    from flarekit.client._client import Client
+    from flarekit.client._errors import ApiError
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import PodTemplateSpec
     from flarekit_models.ray.v1 import RayJob as RayJobModel
@@ -166,7 +166,7 @@ class RayJob(KubeJob[RayJobStatus]):
 
     def _connect(self) -> tuple[Client, str]:
         if self.client is None:
-            from flarekit._client import Client
+            from flarekit.client._client import Client
 
             self.client = Client()
         return self.client, self._namespace_offline() or self.client.namespace
@@ -211,7 +211,7 @@ class RayJob(KubeJob[RayJobStatus]):
         releases that have it (the request uses strict field validation, so nothing is
         created). An existing RayJob of the same name is not touched (``AlreadyExists``).
         """
-        from flarekit._errors import ApiError, NotFound
+        from flarekit.client._errors import ApiError, NotFound
         from flarekit.compat import prepare_write
         from flarekit.job._rayjob_render import rayjob_dict
 
@@ -246,7 +246,7 @@ class RayJob(KubeJob[RayJobStatus]):
         One GET; a user who may not read RayClusters (403) may still be allowed to submit,
         so a refused read warns and lets the submission go ahead.
         """
-        from flarekit._errors import Forbidden, NotFound
+        from flarekit.client._errors import Forbidden, NotFound
         from flarekit_models.ray.v1 import RayCluster
 
         try:
@@ -283,7 +283,7 @@ class RayJob(KubeJob[RayJobStatus]):
     def _resolve_queue(self, client: Client, namespace: str) -> str | None:
         if self.cluster_name is not None:
             return None
-        from flarekit._served import NotServed
+        from flarekit.client._served import NotServed
         from flarekit.job._rayjob_checks import check_queued
         from flarekit.kueue import maybe_local_queue
 
@@ -317,7 +317,7 @@ class RayJob(KubeJob[RayJobStatus]):
         ``HTTPMode`` jobs, which have none (read those through
         :class:`flarekit.ray.RayJobClient` with the dashboard and job id of :meth:`status`).
         """
-        from flarekit._pods import list_pods
+        from flarekit.client._pods import list_pods
 
         client, namespace = self._connect()
         obj = self._get(client, namespace)
@@ -400,7 +400,7 @@ class RayJob(KubeJob[RayJobStatus]):
         not validated, since the job exists. ``status()``, ``wait()``, ``logs()``,
         ``stop()`` and ``delete()`` work on it whatever it holds.
         """
-        from flarekit._client import Client
+        from flarekit.client._client import Client
         from flarekit.job._rayjob_render import read_params
         from flarekit_models.ray.v1 import RayJob as RayJobModel
 
@@ -424,7 +424,7 @@ class RayJob(KubeJob[RayJobStatus]):
 def _raise_if_not_served(client: Client) -> None:
     """A 404 on create means the namespace or the RayJob resource is missing; when it is the
     latter, raise `NotServed` naming KubeRay instead of a bare 404."""
-    from flarekit._served import served_versions
+    from flarekit.client._served import served_versions
 
     served_versions(client, "ray.io")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = [
     "ANCESTOR_LABEL",
@@ -173,7 +173,7 @@ def get_runtime(
 ) -> Runtime:
     """The runtime `name`: of `kind` if given, else the ClusterTrainingRuntime, else the
     namespace's TrainingRuntime. A missing one is a `LookupError` listing those that exist."""
-    from flarekit._errors import NotFound
+    from flarekit.client._errors import NotFound
     from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime, TrainingRuntime
 
     kinds: tuple[RuntimeKind, ...] = (

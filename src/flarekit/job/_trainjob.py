@@ -34,8 +34,8 @@ from flarekit.job._resources import check_resources_per_node
 from flarekit.job._runtimes import Runtime, RuntimeKind
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
-    from flarekit._pods import PodInfo
+    from flarekit.client._client import Client
+    from flarekit.client._pods import PodInfo
     from flarekit_models._base import KubeResource
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
@@ -364,7 +364,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
     @property
     def client(self) -> Client:
         if self._client is None:
-            from flarekit._client import Client
+            from flarekit.client._client import Client
 
             self._client = Client()
         return self._client
@@ -469,7 +469,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     def pods(self) -> list[PodInfo]:
         """The job's pods (trainer and initializers), by role and index."""
-        from flarekit._pods import list_pods
+        from flarekit.client._pods import list_pods
 
         return list_pods(self.client, self.resolved_namespace, {JOBSET_LABEL: self.name})
 
@@ -504,7 +504,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         """The trainer log of node `node` (0: the first): all of it, the last `tail` lines or
         those of the last `since` seconds; `follow=True` yields lines as they are written
         until the pod ends."""
-        from flarekit._pods import read_logs
+        from flarekit.client._pods import read_logs
 
         pod, container = self._trainer_pod(node)
         return read_logs(
@@ -521,7 +521,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         return self._trainer_pod(0)
 
     def _trainer_pod(self, node: int) -> tuple[str, str | None]:
-        from flarekit._pods import list_pods
+        from flarekit.client._pods import list_pods
 
         runtime = self._runtime or self._look_up_runtime()
         job = runtime.trainer_job if runtime else "node"
@@ -541,7 +541,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         attached one), so that logs come from the runtime's trainer job and container. None
         when it cannot be read (deleted since, or not readable for this user): Trainer's
         defaults (`node`, `node`) apply then."""
-        from flarekit._errors import Forbidden, NotFound
+        from flarekit.client._errors import Forbidden, NotFound
         from flarekit.job._runtimes import RuntimeNotFound, get_runtime
 
         if self._runtime_looked_up or not self.runtime:
@@ -569,7 +569,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         read when first needed), ``stop()``, ``suspend()``/``resume()`` and ``delete()``
         work on it; a missing job raises `NotFound`.
         """
-        from flarekit._client import Client
+        from flarekit.client._client import Client
         from flarekit.job._trainjob_read import read_params
         from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 

@@ -12,8 +12,8 @@ rendered offline (`to_yaml()`), applied together with `apply_all` or one at a ti
 Everything works with whichever Kueue API the cluster serves (``v1beta2``, else ``v1beta1``).
 """
 
-from flarekit._served import NotServed
 from flarekit._validation import ConfigError, Problem
+from flarekit.client._served import NotServed
 from flarekit.kueue._admin import (
     AdminSpec,
     apply_all,

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import ApiError, NotFound
-from flarekit._served import KueueVersion, preferred_kueue_version
 from flarekit._validation import ConfigError, Problem
+from flarekit.client._errors import ApiError, NotFound
+from flarekit.client._served import KueueVersion, preferred_kueue_version
 from flarekit.kueue._cluster_queue import ClusterQueueSpec, QuantityValue, Quota
 from flarekit.kueue._flavor import ResourceFlavorSpec
 from flarekit.kueue._local_queue import LocalQueueSpec
@@ -25,7 +25,7 @@ from flarekit.kueue._priority import WorkloadPriorityClassSpec
 from flarekit.kueue._spec import KueueObjectSpec
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
 
 __all__ = [

@@ -15,7 +15,6 @@ from decimal import Decimal
 from typing import Any
 
 from flarekit._quantity import format_quantity, is_bare_number
-from flarekit._served import KueueVersion
 from flarekit._validation import (
     ValidationReport,
     check_dns1123_subdomain,
@@ -23,6 +22,7 @@ from flarekit._validation import (
     check_qualified_name,
     check_quantity,
 )
+from flarekit.client._served import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
 
 __all__ = ["ClusterQueueSpec", "Quota"]

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flarekit._served import KueueVersion
 from flarekit._validation import ValidationReport, check_dns1123_subdomain, check_labels
+from flarekit.client._served import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
 
 __all__ = ["ResourceFlavorSpec"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flarekit._served import KueueVersion
 from flarekit._validation import ValidationReport, check_dns1123_label, check_dns1123_subdomain
+from flarekit.client._served import KueueVersion
 from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, check_queue_name
 from flarekit.kueue._spec import KueueObjectSpec
 

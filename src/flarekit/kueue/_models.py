@@ -2,7 +2,7 @@
 
 Why: Kueue v0.15 introduced ``kueue.x-k8s.io/v1beta2`` (and renamed some fields); older
 releases serve only ``v1beta1``. Everything in :mod:`flarekit.kueue` reads and writes the
-version `flarekit._served` found, through the generated models of that version.
+version `flarekit.client._served` found, through the generated models of that version.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
-from flarekit._served import KueueVersion, preferred_kueue_version
+from flarekit.client._served import KueueVersion, preferred_kueue_version
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = ["PRIORITY_LABEL", "QUEUE_LABEL", "kueue_model", "kueue_module"]
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import Forbidden, NotFound
-from flarekit._served import NotServed
 from flarekit._validation import (
     ConfigError,
     Problem,
@@ -22,10 +20,12 @@ from flarekit._validation import (
     check_dns1123_subdomain,
     check_label_value,
 )
+from flarekit.client._errors import Forbidden, NotFound
+from flarekit.client._served import NotServed
 from flarekit.kueue._models import PRIORITY_LABEL, QUEUE_LABEL, kueue_model
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = [
     "DEFAULT_QUEUE_ANNOTATION",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from flarekit._served import KUEUE_GROUP, KUEUE_VERSIONS, KueueVersion
 from flarekit._validation import ValidationReport
+from flarekit.client._served import KUEUE_GROUP, KUEUE_VERSIONS, KueueVersion
 from flarekit.kueue._models import kueue_model
 
 if TYPE_CHECKING:

@@ -14,14 +14,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flarekit._errors import Forbidden, NotFound
-from flarekit._resource import ALL_NAMESPACES
 from flarekit._tables import HtmlStatus, html_table, text_table
+from flarekit.client._errors import Forbidden, NotFound
+from flarekit.client._resource import ALL_NAMESPACES
 from flarekit.kueue._models import kueue_model
 from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, DEFAULT_QUEUE_NAME
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = ["QueueList", "QueueStatus", "ResourceUsage", "list_queues", "queue_status"]
 

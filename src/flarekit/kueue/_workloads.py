@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from flarekit._served import NotServed
+from flarekit.client._served import NotServed
 from flarekit.kueue._models import kueue_model
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
 
 __all__ = ["JOB_UID_LABEL", "AdmissionState", "State", "admission_state", "workload_for"]

@@ -133,7 +133,7 @@ class Walkthrough:
         """As a platform admin: a ResourceFlavor, a ClusterQueue with quota, a LocalQueue (and,
         where missing, the training runtime)."""
         from flarekit import ClusterQueueSpec, LocalQueueSpec, ResourceFlavorSpec, apply_all
-        from flarekit._served import preferred_kueue_version
+        from flarekit.client._served import preferred_kueue_version
         from flarekit.kueue._models import kueue_model
 
         plan, say = self.plan, self.say

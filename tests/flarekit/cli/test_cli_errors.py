@@ -13,9 +13,9 @@ import pytest
 from cli_support import flarekit, one_error_line
 
 from flarekit import ConfigError, NotFound, Problem, WaitTimeout
-from flarekit._errors import Operation
 from flarekit.cli import ExitCode, UsageError, build_parser
 from flarekit.cli._exit import classify, one_line
+from flarekit.client._errors import Operation
 from flarekit.testing import FakeCluster
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from negotiate_support import client_of
 
-from flarekit._served import forget_served
+from flarekit.client._served import forget_served
 from flarekit.compat import FamilyRelease, negotiate
 from flarekit.testing import FakeCluster
 from flarekit_models._crds import crds_for

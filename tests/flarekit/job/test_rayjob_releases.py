@@ -11,8 +11,8 @@ import pytest
 from rayjob_support import RAYJOBS, client_for, new_namespace, stored
 
 from flarekit import Client
-from flarekit._served import NotServed
 from flarekit._wait import WaitTimeout
+from flarekit.client._served import NotServed
 from flarekit.cluster import ClusterConfiguration, ConfigError, WorkerGroup
 from flarekit.job import JobState, RayJob
 from flarekit.testing import FakeCluster

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
 
-from flarekit._errors import NotFound
 from flarekit._wait import WaitTimeout
+from flarekit.client._errors import NotFound
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
 from flarekit.testing import FakeCluster, KueueController, TrainJobController

@@ -13,14 +13,14 @@ from kueue_support import (
 )
 
 from flarekit import Client, ServerError
-from flarekit._served import (
+from flarekit._validation import ConfigError
+from flarekit.client._served import (
     NotServed,
     forget_served,
     preferred_kueue_version,
     preferred_version,
     served_versions,
 )
-from flarekit._validation import ConfigError
 from flarekit.kueue import (
     DEFAULT_QUEUE_ANNOTATION,
     PRIORITY_LABEL,

@@ -1,7 +1,7 @@
 """Telling the caller that a write lost fields: `PrunedFieldsWarning`, or `PrunedFields`.
 
 After every write the client compares the request body with the stored object the server
-answers with (`flarekit._pruning`). Fields that did not make it are reported by path, once:
+answers with (`flarekit.client._pruning`). Fields that did not make it are reported by path, once:
 
 * by default, as one `PrunedFieldsWarning` per write listing every dropped path. The
   server's own ``unknown field "spec.x"`` warnings (it sends them under its default
@@ -26,9 +26,9 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from flarekit._errors import Operation
-from flarekit._pruning import Path, apiserver_path, render_path
-from flarekit._warnings import ServerWarning, _outside_flarekit
+from flarekit.client._errors import Operation
+from flarekit.client._pruning import Path, apiserver_path, render_path
+from flarekit.client._warnings import ServerWarning, _outside_flarekit
 
 __all__ = ["PrunedFields", "PrunedFieldsWarning", "is_unknown_field", "report_pruned"]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flarekit._errors import Operation
+from flarekit.client._errors import Operation
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeResource

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from flarekit._codec import ResourceList
+from flarekit.client._codec import ResourceList
 from flarekit_models._base import KubeResource
 
 __all__ = ["ListIterator"]

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flarekit import _warnings
-from flarekit._config import Credentials
-from flarekit._errors import Operation, error_from_response, unavailable
-from flarekit._retry import RETRY_STATUSES, RetryPolicy
+from flarekit.client import _warnings
+from flarekit.client._config import Credentials
+from flarekit.client._errors import Operation, error_from_response, unavailable
+from flarekit.client._retry import RETRY_STATUSES, RetryPolicy
 
 __all__ = ["JSON_TYPE", "NO_READ_TIMEOUT", "Query", "Response", "Transport", "describe"]
 

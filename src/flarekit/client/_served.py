@@ -16,11 +16,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from flarekit._errors import ApiError, NotFound, Operation
 from flarekit._products import KUEUE_GROUP, PRODUCTS
+from flarekit.client._errors import ApiError, NotFound, Operation
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
 
 __all__ = [
     "KUEUE_GROUP",

@@ -45,11 +45,15 @@ def _outside_flarekit() -> int:
     """The `stacklevel` of the first caller outside flarekit's private modules, so a warning
     points at the user's line that made the request, however deep the call came from."""
     level, frame = 2, sys._getframe(2)  # 1 would be emit() itself
-    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).startswith(
-        "flarekit._"
-    ):
+    while frame.f_back is not None and _private(str(frame.f_globals.get("__name__", ""))):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _private(module: str) -> bool:
+    """A private module of flarekit (``flarekit.client._transport``, ``flarekit._wait``)."""
+    first, *rest = module.split(".")
+    return first == "flarekit" and any(part.startswith("_") for part in rest)
 
 
 def emit(header_values: Iterable[str], hold_back: Callable[[str], bool] | None = None) -> list[str]:

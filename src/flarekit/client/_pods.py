@@ -23,11 +23,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from flarekit._errors import ApiError, NotFound, Operation, unavailable
-from flarekit._transport import Response, describe
+from flarekit.client._errors import ApiError, NotFound, Operation, unavailable
+from flarekit.client._transport import Response, describe
 
 if TYPE_CHECKING:
-    from flarekit._client import Client
+    from flarekit.client._client import Client
     from flarekit_models.core.v1 import Pod
     from flarekit_models.meta.v1 import ObjectMeta
 

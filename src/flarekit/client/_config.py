@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flarekit._errors import KubeconfigError
-from flarekit._warnings import InsecureConnectionWarning
+from flarekit.client._errors import KubeconfigError
+from flarekit.client._warnings import InsecureConnectionWarning
 
 __all__ = [
     "Credentials",

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from flarekit._codec import (
+from flarekit.client._codec import (
     ResourceList,
     StatusBody,
     decode_page,
@@ -21,16 +21,16 @@ from flarekit._codec import (
     dump_apply,
     object_or_status,
 )
-from flarekit._config import Credentials, default_credentials
-from flarekit._dropped import is_unknown_field, report_pruned
-from flarekit._errors import Operation
-from flarekit._knowledge import Knowledge
-from flarekit._list import ListIterator
-from flarekit._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
-from flarekit._resource import Target, operation_for_path, selector
-from flarekit._retry import RetryPolicy
-from flarekit._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Response, Transport
-from flarekit._watch import READ_MARGIN, Watch
+from flarekit.client._config import Credentials, default_credentials
+from flarekit.client._dropped import is_unknown_field, report_pruned
+from flarekit.client._errors import Operation
+from flarekit.client._knowledge import Knowledge
+from flarekit.client._list import ListIterator
+from flarekit.client._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
+from flarekit.client._resource import Target, operation_for_path, selector
+from flarekit.client._retry import RetryPolicy
+from flarekit.client._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Response, Transport
+from flarekit.client._watch import READ_MARGIN, Watch
 from flarekit_models._base import KubeResource
 
 __all__ = ["Client", "FieldValidation", "PatchType", "PropagationPolicy"]
@@ -78,7 +78,7 @@ class Client:
 
     After every write the request is compared with the stored object the server answers
     with; fields it dropped are a `PrunedFieldsWarning`, or with `strict_fields=True` (here or
-    per call) a `PrunedFields` error raised after the write (see `flarekit._dropped`).
+    per call) a `PrunedFields` error raised after the write (see `flarekit.client._dropped`).
     """
 
     def __init__(

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
-from flarekit._codec import StatusBody, WatchLine
-from flarekit._errors import Gone, Operation, error_from_status, unavailable
-from flarekit._retry import RetryPolicy
-from flarekit._transport import Response
+from flarekit.client._codec import StatusBody, WatchLine
+from flarekit.client._errors import Gone, Operation, error_from_status, unavailable
+from flarekit.client._retry import RetryPolicy
+from flarekit.client._transport import Response
 from flarekit_models._base import KubeResource
 
 __all__ = ["Watch", "WatchEvent"]
