@@ -16,7 +16,7 @@ from client_support import FAST_RETRY
 
 from flarekit import Client, from_kubeconfig
 from flarekit.cluster import Cluster, ClusterConfiguration
-from flarekit.job import RayJob, TrainJob
+from flarekit.job import JobState, RayJob, TrainJob
 from flarekit.testing import (
     FakeCluster,
     KueueController,
@@ -31,6 +31,8 @@ KUEUE = "kueue.x-k8s.io/v1beta2"
 RAY = f"/apis/ray.io/v1/namespaces/{NS}"
 TRAINER = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{NS}"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+#: Waiting until the job is in any state at all returns after exactly one poll.
+ANY_STATE = tuple(JobState)
 LOCAL_QUEUE = f"GET /apis/{KUEUE}/namespaces/{NS}/localqueues/lq"
 
 KUBERAY_NEGOTIATION = [
@@ -189,6 +191,9 @@ def test_rayjob_submit_status(fc: FakeCluster, client: Client) -> None:
         f"POST {RAY}/rayjobs",
     ]
     assert sent(fc, job.status) == [f"GET {RAY}/rayjobs/rj"]
+    assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
+        f"GET {RAY}/rayjobs/rj"  # one poll
+    ]
     job.delete()
 
 
@@ -211,4 +216,7 @@ def test_trainjob_submit_status(fc: FakeCluster, client: Client) -> None:
         f"POST {TRAINER}/trainjobs",
     ], requests
     assert sent(fc, job.status) == [f"GET {TRAINER}/trainjobs/tj"]
+    assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
+        f"GET {TRAINER}/trainjobs/tj"  # one poll
+    ]
     job.delete()

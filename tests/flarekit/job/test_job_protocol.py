@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
 
-from flarekit import NotFound
+from flarekit import ApiError, NotFound
 from flarekit.cluster import ClusterConfiguration
 from flarekit.job import DistributedJob, Job, JobSpec, JobState, RayJob, TrainJob
 from flarekit.testing import (
@@ -74,12 +74,16 @@ def run_the_script(spec: JobSpec, fc: FakeCluster) -> None:
 
 
 def _logs_so_far(job: Job) -> str:
-    """The log, or "" while the job's pod is not there yet (a job may report Running
-    before its pods exist)."""
+    """The log, or "" while the job's pod or container is not there yet (a job may report
+    Running before its pods exist, and a pod before its container starts)."""
     try:
         return job.logs()
     except LookupError:
         return ""
+    except ApiError as error:
+        if error.code == 400 and "waiting to start" in error.message:
+            return ""
+        raise
 
 
 def settle(check: Callable[[], bool], what: str) -> None:
