@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import (
     TYPE_CHECKING,
     ClassVar,
@@ -130,12 +130,49 @@ def timeout_passed_as_until(until: Until | float, timeout: float) -> tuple[Until
         warnings.warn(
             "wait(<seconds>) is wait(timeout=<seconds>); the first argument is now `until`",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         return JobState.SUCCEEDED, float(until)
     if isinstance(until, bool):
         raise TypeError(f"until must be a JobState or a collection of them, got {until!r}")
     return until, timeout
+
+
+def wait_for_state(
+    status: Callable[[], S],
+    until: Until,
+    subject: str,
+    *,
+    timeout: float,
+    poll: float,
+    progress: bool,
+    stuck: Callable[[S], str | None] | None = None,
+) -> S:
+    """Poll `status()` (one request each) until the job is in (one of) `until`; the
+    `TerminalFailure` when it ends otherwise (or `stuck` says why it will not move),
+    `WaitTimeout` after `timeout` seconds. The shared body of every job's `wait`."""
+    from flarekit._wait import wait_until
+
+    until, timeout = timeout_passed_as_until(until, timeout)
+    wanted = wanted_states(until)
+
+    def failed(current: S) -> str | None:
+        if current.state in wanted:
+            return None
+        if current.state.is_terminal:
+            return current.message or current.reason or current.state.value
+        return stuck(current) if stuck is not None else None
+
+    return wait_until(
+        status,
+        lambda current: current.state in wanted,
+        failed,
+        timeout=timeout,
+        describe=f"{subject} to be {' or '.join(sorted(s.value for s in wanted))}",
+        poll=poll,
+        progress=progress,
+        state=lambda current: current.summary,
+    )
 
 
 class KubeJob(abc.ABC, Generic[S]):
@@ -202,28 +239,10 @@ class KubeJob(abc.ABC, Generic[S]):
         not in `until` (or is stopped while waiting), `WaitTimeout` after `timeout` seconds.
         Each poll is one GET of the job's object.
         """
-        from flarekit._wait import wait_until
-
-        until, timeout = timeout_passed_as_until(until, timeout)
-        wanted = wanted_states(until)
-
-        def failed(status: S) -> str | None:
-            if status.state in wanted:
-                return None
-            if status.state.is_terminal:
-                return status.message or status.reason or status.state.value
-            return self._stuck(status)
-
-        return wait_until(
-            self.status,
-            lambda status: status.state in wanted,
-            failed,
-            timeout=timeout,
-            describe=f"{self._subject} to be {' or '.join(sorted(s.value for s in wanted))}",
-            poll=poll,
-            progress=progress,
-            state=lambda status: status.summary,
-        )
+        return wait_for_state(
+            self.status, until, self._subject, timeout=timeout, poll=poll, progress=progress,
+            stuck=self._stuck,
+        )  # fmt: skip
 
     @overload
     def logs(

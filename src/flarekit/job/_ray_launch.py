@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from flarekit.job._job import JobError, Until, timeout_passed_as_until, wanted_states
+from flarekit.job._job import JobError, Until, wait_for_state
 from flarekit.job._jobstate import JobState, JobStatus
 from flarekit.job.ray_launcher import node_command
 
@@ -101,26 +101,10 @@ class RayRun:
     ) -> JobStatus:
         """The status once the Ray job is in (one of) `until`; `TerminalFailure` when it
         ends otherwise, `WaitTimeout` after `timeout` seconds."""
-        from flarekit._wait import wait_until
-
-        until, timeout = timeout_passed_as_until(until, timeout)
-        wanted = wanted_states(until)
-
-        def failed(status: JobStatus) -> str | None:
-            if status.state in wanted or not status.state.is_terminal:
-                return None
-            return status.message or status.state.value
-
-        return wait_until(
-            self.status,
-            lambda status: status.state in wanted,
-            failed,
-            timeout=timeout,
-            describe=f"Ray job {self.submission_id}",
-            poll=poll,
+        return wait_for_state(
+            self.status, until, f"Ray job {self.submission_id}", timeout=timeout, poll=poll,
             progress=progress,
-            state=lambda status: status.summary,
-        )
+        )  # fmt: skip
 
     @overload
     def logs(
