@@ -15,7 +15,6 @@ import json
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from flarekit.job._job import JobError, Until, wait_for_state
@@ -32,6 +31,8 @@ __all__ = ["RayRun", "launcher_source", "node_command", "ray_entrypoint"]
 @cache
 def launcher_source() -> str:
     """The source of `flarekit.job.ray_launcher`, as the cluster runs it."""
+    from importlib import resources
+
     return resources.files("flarekit.job").joinpath("ray_launcher.py").read_text("utf-8")
 
 

@@ -8,16 +8,12 @@ user's script or module and arguments.
 
 It is sent to the cluster as its source (``python -c``: flarekit need not be installed
 there) with its spec, JSON, as the one argument, and needs only Ray, which every Ray image
-has. Ray is imported inside `main`, so the rest is importable and tested anywhere.
+has. Ray (and what only the launcher uses) is imported inside `main`, so the rest is importable
+and tested anywhere, cheaply.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
-import os
-import socket
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -44,6 +40,14 @@ def exit_code(codes: Sequence[int]) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
+    # Imported here, not at the top: flarekit imports this module for `node_command`, and
+    # importing the facade should not pay for what only the launcher itself uses.
+    import importlib
+    import json
+    import os
+    import socket
+    import subprocess
+
     ray: Any = importlib.import_module("ray")
     placement_group: Any = importlib.import_module("ray.util.placement_group").placement_group
     strategies: Any = importlib.import_module("ray.util.scheduling_strategies")
