@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
-from flarekit.cluster import _checks
 from flarekit.cluster._defaults import DEFAULT_IMAGE_REPOSITORY, DEFAULT_RAY_VERSION, MEMORY_UNIT
 from flarekit.cluster._worker_group import QuantityValue, WorkerGroup
 
@@ -147,7 +146,10 @@ class ClusterConfiguration:
 
     def validate(self) -> ValidationReport:
         """Every problem of this configuration (an empty report when it is valid)."""
-        return _checks.validate(self)
+        # Imported here: the checks cost more to import than a first cell needs to pay.
+        from flarekit.cluster._checks import validate
+
+        return validate(self)
 
     @property
     def resource_mapping(self) -> dict[str, str]:
