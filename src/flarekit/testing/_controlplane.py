@@ -132,7 +132,7 @@ class ControlPlane:
         binaries: str | os.PathLike[str] | None = None,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
         pod_run_time: float = 1.0,
-        start_timeout: float = 60.0,
+        start_timeout: float = 180.0,
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
@@ -528,20 +528,19 @@ class ControlPlane:
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             for done in [pool.submit(rest.request, "POST", path, dict(crd)) for crd in ordered]:
                 done.result()
-        names = [str(c["metadata"]["name"]) for c in self._crds]
+        wanted = {
+            (str(c["spec"]["group"]), str(v["name"]), str(c["spec"]["names"]["plural"]))
+            for c in self._crds
+            for v in c["spec"]["versions"]
+            if v.get("served", True)
+        }
 
         def established() -> bool:
+            # A CRD's resource appears in discovery once it is Established and served. One
+            # aggregated discovery document is small; listing the CRDs themselves would send
+            # megabytes of schemas at every poll.
             assert self._rest is not None
-            items = self._rest.request("GET", path)["items"]
-            done = {
-                i["metadata"]["name"]
-                for i in items
-                if any(
-                    c.get("type") == "Established" and c.get("status") == "True"
-                    for c in (i.get("status") or {}).get("conditions") or []
-                )
-            }
-            return all(name in done for name in names)
+            return wanted <= self._rest.served_resources()
 
         self._wait(established, "the CRDs to become Established")
         self._rest.forget_types()

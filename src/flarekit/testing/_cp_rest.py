@@ -82,6 +82,35 @@ class Rest:
 
     # -- resource types, from discovery -------------------------------------------------------
 
+    def served_resources(self) -> set[tuple[str, str, str]]:
+        """(group, version, plural) of every resource the server serves now, from one
+        aggregated discovery request (apidiscovery.k8s.io/v2)."""
+        conn = http.client.HTTPSConnection(
+            self.endpoint.host, self.endpoint.port, timeout=self.timeout, context=self._ssl
+        )
+        try:
+            conn.request(
+                "GET",
+                "/apis",
+                headers={
+                    "Authorization": f"Bearer {self.endpoint.token}",
+                    "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                    "User-Agent": "flarekit-controlplane/direct",
+                },
+            )
+            response = conn.getresponse()
+            data = response.read()
+        finally:
+            conn.close()
+        if response.status >= 400:
+            raise _error(response.status, data)
+        found: set[tuple[str, str, str]] = set()
+        for group in json.loads(data).get("items", []):
+            for version in group.get("versions", []):
+                for res in version.get("resources", []):
+                    found.add((group["metadata"]["name"], version["version"], res["resource"]))
+        return found
+
     def resource(self, name: str) -> ResourceType | None:
         """A served resource by plural, `plural.group`, kind, singular or short name."""
         if not self._types:
