@@ -164,16 +164,22 @@ def fill_cache(
     return FillReport(cached=cached, copied=copied, downloaded=len(to_download))
 
 
-def run_schemas_command(*, offline: bool = False) -> int:
-    """``make schemas``: fill the default cache from the default lock, mirror and URL.
+def run_schemas_command(
+    *,
+    offline: bool = False,
+    lock: Path | None = None,
+    cache_dir: Path | None = None,
+    mirror: Path | None = None,
+) -> int:
+    """``flarekit-generate schemas``: fill the cache (default: ``paths``) from the lock file.
 
     Prints a one-line summary and returns 0, or prints the error and returns 1.
     """
     try:
         report = fill_cache(
-            read_lock(),
-            paths.cache_dir(),
-            mirror=paths.mirror_dir(),
+            read_lock(lock),
+            cache_dir or paths.cache_dir(),
+            mirror=mirror or paths.mirror_dir(),
             base_url=download_base_url(),
             allow_download=not offline,
         )

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flarekit_generator import __version__, paths
 from flarekit_generator.catalog import Catalog, KindVersion, build_catalog, release_key
-from flarekit_generator.emit import Emitter
-from flarekit_generator.fetch import fill_cache
+from flarekit_generator.emit import DEFAULT_PACKAGE, Emitter, OutputError, check_package_name
+from flarekit_generator.fetch import download_base_url, fill_cache
 from flarekit_generator.field_table import build_field_table
 from flarekit_generator.ir import CrdInfo, Node
 from flarekit_generator.k8s_types import BUILT_IN_KINDS, KUBERNETES_VERSION, KubernetesDefinitions
-from flarekit_generator.lockfile import read_lock
+from flarekit_generator.lockfile import LockEntry, read_lock
 from flarekit_generator.parse import parse_schema
 from flarekit_generator.plan import HELPER_NAMES, FamilyPlanner, ModulePlan, plan_core
 from flarekit_generator.recognise import Recogniser
@@ -34,10 +35,15 @@ class Result:
     classes: int
     stats: OutputStats
     seconds: float
+    package_dir: Path
+    #: The per-release field table written to ``_data/fields.json.gz`` (see field_table).
+    field_table: dict[str, Any]
+    #: Per (group, version, kind), the paths where the newest schema embeds a Kubernetes type.
+    core_paths: dict[tuple[str, str, str], set[str]]
 
     def summary(self) -> str:
         return (
-            f"generated {self.modules} modules, {self.classes} classes, "
+            f"generated {self.package_dir}: {self.modules} modules, {self.classes} classes, "
             f"{self.stats.code_lines} code lines ({self.stats.total_lines} with docs) "
             f"in {self.seconds:.1f}s"
         )
@@ -48,18 +54,62 @@ def generate(
     lock: Path | None = None,
     cache_dir: Path | None = None,
     out_dir: Path | None = None,
+    package: str = DEFAULT_PACKAGE,
+    families: Collection[str] | None = None,
+    mirror: Path | None = None,
+    base_url: str | None = None,
+    allow_download: bool = True,
+    runtime_dir: Path | None = None,
     defs: KubernetesDefinitions | None = None,
 ) -> Result:
-    """Regenerate ``flarekit_models`` from the lock file (filling the cache if needed)."""
+    """Generate the models package from a lock file (filling the schema cache if needed).
+
+    By default: the repository's (or the installed generator's) lock file and cache, every
+    family it pins, written as ``flarekit_models`` under ``generated/``. ``package`` and
+    ``families`` make a vendored subset (``mysdk._crds`` with only kuberay and kueue).
+    """
     started = time.perf_counter()
+    check_package_name(package)
     lock = lock or paths.lock_file()
     cache_dir = cache_dir or paths.cache_dir()
     out_dir = out_dir or paths.output_dir()
-    entries = read_lock(lock)
-    fill_cache(entries, cache_dir, mirror=paths.mirror_dir(), allow_download=True)
+    if out_dir is None:
+        raise OutputError("no output directory: pass --out DIR (the package is written below it)")
+    entries = select_families(read_lock(lock), families, lock)
+    fill_cache(
+        entries,
+        cache_dir,
+        mirror=mirror or paths.mirror_dir(),
+        base_url=base_url or download_base_url(),
+        allow_download=allow_download,
+    )
     crds = load_crds(entries, cache_dir)
     source = f"{lock.name} sha256:{_sha256(lock)}"
-    return render_package(crds, defs or KubernetesDefinitions.load(), out_dir, source, started)
+    return render_package(
+        crds,
+        defs or KubernetesDefinitions.load(),
+        out_dir,
+        source,
+        started,
+        package=package,
+        runtime_dir=runtime_dir,
+    )
+
+
+def select_families(
+    entries: list[LockEntry], families: Collection[str] | None, lock: Path
+) -> list[LockEntry]:
+    """The lock entries of ``families`` (all when ``None``); unknown names are an error."""
+    if families is None:
+        return entries
+    known = sorted({e.family for e in entries})
+    unknown = sorted(set(families) - set(known))
+    if unknown or not families:
+        raise OutputError(
+            f"--families: {', '.join(unknown) or '(none given)'} not pinned in {lock}; "
+            f"allowed: {', '.join(known)}"
+        )
+    return [e for e in entries if e.family in families]
 
 
 def render_package(
@@ -68,41 +118,78 @@ def render_package(
     out_dir: Path,
     source: str,
     started: float | None = None,
+    *,
+    package: str = DEFAULT_PACKAGE,
+    runtime_dir: Path | None = None,
 ) -> Result:
     """Generate the package for any set of parsed CRDs (the pinned ones, or a test's)."""
     started = time.perf_counter() if started is None else started
     catalog = build_catalog(crds)
-    emitter = Emitter(out_dir)
+    emitter = Emitter(out_dir, package)
     modules, core_paths = build_models(catalog, defs, source=source)
     for module in modules:
         emitter.add_module(module, _module_doc(module, catalog))
     sources = [source]
-    for name in ("_base.py", "_types.py"):
-        emitter.add_static(name, [f"template {name}"])
+    for name in RUNTIME_MODULES:
+        emitter.add_runtime(runtime_dir or paths.runtime_dir(), name)
     header = emitter.header(sources)
     emitter.add(
         "__init__.py",
-        emitter.render("root_init.py.j2", header=header, generator_version=__version__),
+        emitter.render(
+            "root_init.py.j2",
+            header=header,
+            generator_version=__version__,
+            source=source,
+            releases=sorted((f, tuple(t)) for f, t in catalog.releases.items()),
+            doc=_package_doc(package, catalog),
+        ),
     )
     emitter.add(
         "_registry.py",
         emitter.render(
             "registry.py.j2",
             header=header,
+            package=package,
             resources=registry_rows(catalog),
             built_in=built_in_rows(defs),
         ),
     )
     _add_crd_data(emitter, catalog, sources)
-    emitter.add_data("_data/fields.json.gz", build_field_table(catalog, core_paths), sources)
+    table = build_field_table(catalog, core_paths)
+    emitter.add_data("_data/fields.json.gz", table, sources)
     emitter.add("_fields.py", emitter.render("fields.py.j2", header=header))
     emitter.write()
-    stats = measure(out_dir / "flarekit_models")
+    stats = measure(emitter.root)
     return Result(
         modules=len(modules),
         classes=sum(len(m.classes) for m in modules),
         stats=stats,
         seconds=time.perf_counter() - started,
+        package_dir=emitter.root,
+        field_table=table,
+        core_paths=core_paths,
+    )
+
+
+#: The hand-written modules (``paths.runtime_dir()``) copied into every generated package.
+RUNTIME_MODULES = ("_base.py", "_types.py")
+
+
+def _package_doc(package: str, catalog: Catalog) -> str:
+    """The generated package's docstring: what it holds and how it is laid out."""
+    if package == DEFAULT_PACKAGE:
+        subject = "the Kubernetes resources flarekit works with"
+    else:
+        subject = f"{', '.join(sorted(catalog.releases))}, vendored by flarekit-generator"
+    names = list(catalog.modules())
+    shown = ", ".join(f"``{package}.{name}``" for name in names[:2])
+    shown += ", ..." if len(names) > 2 else ""
+    return (
+        f"Typed, lossless pydantic models of {subject}.\n\n"
+        f"One module per API group and version ({shown}), the Kubernetes types they embed in "
+        f"``{package}.core.v1`` and ``{package}.meta.v1``. Importing one module creates only "
+        "the classes asked for; the rest load on first use. Every import inside the package "
+        "is relative, and it depends on pydantic alone."
     )
 
 
@@ -207,7 +294,7 @@ def registry_rows(catalog: Catalog) -> list[dict[str, Any]]:
                 "short_names": list(crd.short_names),
                 "categories": list(crd.categories),
                 "family": crd.family,
-                "model_path": f"flarekit_models.{kv.module}.{kind}",
+                "model_path": f"{kv.module}.{kind}",
                 "served_by": [c.release_id for c, _ in served],
                 "storage_in": [c.release_id for c, v in served if v.storage],
                 "deprecated_in": [c.release_id for c, v in served if v.deprecated],
@@ -234,7 +321,7 @@ def built_in_rows(defs: KubernetesDefinitions) -> list[dict[str, Any]]:
                 "short_names": [],
                 "categories": [],
                 "family": "kubernetes",
-                "model_path": f"flarekit_models.{definition.module}.{k.kind}",
+                "model_path": f"{definition.module}.{k.kind}",
                 "served_by": [],
                 "storage_in": [],
                 "deprecated_in": [],

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 import keyword
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flarekit_generator import naming
+from flarekit_generator import paths
 from flarekit_generator.ir import Node
 from flarekit_generator.naming import (
     common_suffix,
@@ -27,7 +26,7 @@ from flarekit_generator.naming import (
 from flarekit_generator.parse import parse_schema
 from flarekit_generator.plan import HELPER_NAMES, FamilyPlanner, ModulePlan
 
-STATIC = Path(naming.__file__).resolve().parent / "templates" / "static"
+STATIC = paths.runtime_dir()
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,9 @@ generated code is imported only for type checkers (``if TYPE_CHECKING``) and
 listed in the module's ``_LAZY_NAMES``. The first time a model's schema is
 needed, :func:`resolve_lazy_names` imports those names into the module, for
 that module and (through the same hook on every model) for each one it uses.
+
+Every import in a generated package is relative (``_LAZY_NAMES`` holds relative module
+names too), so the same code works under whatever name the package is generated as.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validato
 from pydantic_core import CoreSchema
 
 if TYPE_CHECKING:
-    from flarekit_models._registry import ResourceInfo
+    from ._registry import ResourceInfo
 
 __all__ = ["KubeModel", "KubeResource", "resolve_lazy_names"]
 
@@ -38,7 +41,8 @@ def resolve_lazy_names(module_name: str) -> None:
         lazy: dict[str, str] = getattr(module, "_LAZY_NAMES", {})
         for name, source in lazy.items():
             if name not in module.__dict__:
-                setattr(module, name, getattr(importlib.import_module(source), name))
+                imported = importlib.import_module(source, module.__package__)
+                setattr(module, name, getattr(imported, name))
         _resolved.add(module_name)
 
 
@@ -143,7 +147,7 @@ class KubeResource(KubeModel):
     @classmethod
     def resource_info(cls) -> ResourceInfo:
         """Group, version, plural, scope and subresources of this kind."""
-        from flarekit_models._registry import lookup
+        from ._registry import lookup
 
         return lookup(cls.model_fields["api_version"].default, cls.model_fields["kind"].default)
 
