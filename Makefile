@@ -4,14 +4,17 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SCHEMA_MIRROR ?= ../shared/schemas
 export SCHEMA_MIRROR
-CODE := src generator tests benchmarks controlplane
+CODE := src generator models tests benchmarks controlplane
+# models/runtime is checked as part of generated/ (it is copied into every generated package).
+TYPED := src generated generator/flarekit_generator generator/generator_hook.py \
+	models/models_hook.py benchmarks controlplane/build.py
 
-.PHONY: setup schemas generate control-plane test lint typecheck bench run clean
+.PHONY: setup schemas generate control-plane test lint typecheck bench run dist clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml generator/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e ./generator -e '.[dev]'
 	touch $@
 
 setup: $(VENV)/.installed
@@ -32,7 +35,7 @@ control-plane:
 test: generate control-plane
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
-	$(PY) -m mypy src generated generator benchmarks controlplane/build.py
+	$(PY) -m mypy $(TYPED)
 	$(PY) -m pytest -q
 
 lint: setup
@@ -40,7 +43,7 @@ lint: setup
 	$(PY) -m black --check $(CODE)
 
 typecheck: generate
-	$(PY) -m mypy src generated generator
+	$(PY) -m mypy $(TYPED)
 
 bench: generate
 	$(PY) -m benchmarks
@@ -49,5 +52,11 @@ bench: generate
 run: generate
 	$(PY) -m flarekit.walkthrough
 
+## dist: sdists and wheels of flarekit, flarekit-models and flarekit-generator into dist/
+dist: setup
+	$(PY) -m build --outdir dist .
+	$(PY) -m build --outdir dist models
+	$(PY) -m build --outdir dist generator
+
 clean:
-	rm -rf generated schemas/cache .mypy_cache .pytest_cache
+	rm -rf generated schemas/cache .mypy_cache .pytest_cache dist
