@@ -5,8 +5,8 @@
     flarekit cluster apply|down|status|list|render
     flarekit job submit|status|logs|stop|delete|list    (--kind rayjob|trainjob)
     flarekit queue list|status
-    flarekit generate
     flarekit version
+    flarekit --version
 
 Every command takes ``--namespace/-n``, ``--context``, ``--kubeconfig``, ``--output
 yaml|json|table`` and ``--debug``. Cluster and job parameters come from a YAML/JSON file

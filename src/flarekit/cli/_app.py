@@ -1,7 +1,7 @@
 """The ``flarekit`` command: its parser, and how every command ends.
 
 Each command group registers its own subcommands (``_cluster``, ``_job``, ``_queue``,
-``_generate``, ``_version``); this module parses, runs the chosen command, and turns any
+``_version``); this module parses, runs the chosen command, and turns any
 failure into one ``error: ...`` line on stderr and an exit code from
 :class:`~flarekit.cli._exit.ExitCode` (``--debug`` adds the traceback).
 """
@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TextIO
 
-from flarekit.cli import _cluster, _generate, _job, _queue, _version
+from flarekit.cli import _cluster, _job, _queue, _version
 from flarekit.cli._exit import ExitCode, UsageError, classify, one_line
 
 __all__ = ["build_parser", "main"]
@@ -38,10 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
     )
+    parser.add_argument(
+        "--version",
+        action=_version.VersionAction,
+        help="show flarekit's version, and the generator and pinned releases of its models",
+    )
     commands = parser.add_subparsers(
         dest="group", required=True, metavar="COMMAND", parser_class=_Parser
     )
-    for group in (_cluster, _job, _queue, _generate, _version):
+    for group in (_cluster, _job, _queue, _version):
         group.register(commands)
     return parser
 

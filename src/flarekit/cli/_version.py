@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import sys
 from typing import TYPE_CHECKING, Any
 
 from flarekit._tables import text_table
@@ -21,13 +22,13 @@ from flarekit.cli._output import emit, to_data
 if TYPE_CHECKING:
     from flarekit import Client
 
-__all__ = ["client_versions", "register", "served_groups"]
+__all__ = ["VersionAction", "client_text", "client_versions", "register", "served_groups"]
 
 NEGOTIATE_MODULE = "flarekit.compat._negotiate"
 
 
-def client_versions() -> dict[str, str]:
-    """flarekit's version and the generator version of the installed models."""
+def client_versions() -> dict[str, Any]:
+    """flarekit's version, and which generator and pinned upstream releases built its models."""
     from importlib import metadata
 
     try:
@@ -35,10 +36,47 @@ def client_versions() -> dict[str, str]:
     except metadata.PackageNotFoundError:
         flarekit = "unknown (not installed as a distribution)"
     try:
-        models = str(importlib.import_module("flarekit_models").GENERATOR_VERSION)
+        models = importlib.import_module("flarekit_models")
+        generator = str(models.GENERATOR_VERSION)
+        lock = str(getattr(models, "SOURCE_LOCK", ""))
+        releases = {f: list(tags) for f, tags in getattr(models, "PINNED_RELEASES", {}).items()}
     except (ImportError, AttributeError):
-        models = "not generated (run `flarekit generate`)"
-    return {"flarekit": flarekit, "models_generator": models}
+        generator, lock, releases = "flarekit_models is not installed", "", {}
+    return {
+        "flarekit": flarekit,
+        "models_generator": generator,
+        "models_lock": lock,
+        "models_releases": releases,
+    }
+
+
+def client_text(versions: dict[str, Any]) -> list[str]:
+    """The client part of ``flarekit version`` and ``flarekit --version``, as lines."""
+    lines = [f"flarekit          {versions['flarekit']}"]
+    lines.append(f"models generator  {versions['models_generator']}")
+    if versions["models_lock"]:
+        lines.append(f"models lock       {versions['models_lock']}")
+    for family, tags in sorted(versions["models_releases"].items()):
+        lines.append(f"  {family:18} {', '.join(tags)}")
+    return lines
+
+
+class VersionAction(argparse.Action):
+    """``flarekit --version``: prints :func:`client_text` and exits (read only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        # Like argparse's own --version: standard output, exit status 0.
+        sys.stdout.write("\n".join(client_text(client_versions())) + "\n")
+        parser.exit()
 
 
 def _get_json(client: Client, path: str) -> Any:
@@ -93,8 +131,7 @@ def _server(client: Client, everything: bool) -> tuple[dict[str, Any], str]:
 def _version(args: argparse.Namespace) -> int:
     versions = client_versions()
     data: dict[str, Any] = {"client": versions}
-    text = [f"flarekit          {versions['flarekit']}"]
-    text.append(f"models generator  {versions['models_generator']}")
+    text = client_text(versions)
     if not args.client:
         data["server"], server_text = _server(connect(args), args.all_groups)
         text.append(server_text)

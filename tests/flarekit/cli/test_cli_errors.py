@@ -118,7 +118,6 @@ def test_every_command_takes_the_common_options() -> None:
         "cluster": ["apply", "down", "status", "list", "render"],
         "job": ["submit", "status", "logs", "stop", "delete", "list"],
         "queue": ["list", "status"],
-        "generate": [],
         "version": [],
     }
     groups = _choices(build_parser())

@@ -1,4 +1,4 @@
-"""``flarekit queue list|status``, ``flarekit version`` and ``flarekit generate``."""
+"""``flarekit queue list|status``, ``flarekit version`` and ``flarekit --version``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import yaml
 from cli_support import flarekit, one_error_line
 
-from flarekit.cli import ExitCode, _generate
+from flarekit.cli import ExitCode, main
 from flarekit.testing import FakeCluster
 
 
@@ -59,8 +59,25 @@ def test_version_client_needs_no_cluster() -> None:
     assert "flarekit          0.1.0" in result.out and "server" not in result.out
 
 
-def test_generate_without_its_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_generate, "GENERATOR_MODULES", ("flarekit_no_such_module",))
-    result = flarekit(None, "generate")
-    assert result.code == ExitCode.USAGE_ERROR
-    assert "pip install 'flarekit[generate]'" in one_error_line(result)
+def test_version_option_names_the_models_generator_and_pinned_releases(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import flarekit_models
+
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("flarekit          0.1.0\n")
+    assert f"models generator  {flarekit_models.GENERATOR_VERSION}\n" in out
+    assert f"models lock       {flarekit_models.SOURCE_LOCK}\n" in out
+    for family, tags in flarekit_models.PINNED_RELEASES.items():
+        assert f"  {family:18} {', '.join(tags)}\n" in out
+    assert "kuberay" in flarekit_models.PINNED_RELEASES
+
+
+def test_version_json_lists_the_pinned_releases_of_the_models() -> None:
+    import flarekit_models
+
+    data = json.loads(flarekit(None, "version", "--client", "-o", "json").out)
+    releases = {f: tuple(t) for f, t in data["client"]["models_releases"].items()}
+    assert releases == flarekit_models.PINNED_RELEASES
+    assert data["client"]["models_lock"].startswith("crds.lock.tsv sha256:")
