@@ -1,0 +1,84 @@
+"""A downstream SDK vendors a subset of the models under its own name, with the installed
+flarekit-generator, and uses it next to an installed ``flarekit_models``.
+
+The vendored ``mysdk._crds`` (kuberay and kueue only) must import and validate every shared
+sample of its API groups losslessly, without importing ``flarekit_models`` (no line of it
+names that package), while the installed ``flarekit_models`` works beside it: two separate
+sets of classes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Dists
+from packaging_support import SAMPLES, clean_env, make_venv, run
+
+pytestmark = pytest.mark.slow
+
+CHECK = """
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, sys.argv[1])
+import mysdk._crds as crds
+
+samples = Path(sys.argv[2])
+checked = 0
+for group in ("ray.io", "kueue.x-k8s.io"):
+    for path in sorted((samples / group).glob("*/*/*.yaml")):
+        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+        model = crds.resource_model(obj["apiVersion"], obj["kind"])
+        assert model.__module__.startswith("mysdk._crds."), model.__module__
+        assert model.model_validate(obj).to_dict() == obj, path.name
+        checked += 1
+assert "flarekit_models" not in sys.modules, sorted(m for m in sys.modules if "flarekit" in m)
+
+import flarekit_models
+from flarekit_models.ray.v1 import RayCluster as Installed
+from mysdk._crds.ray.v1 import RayCluster as Vendored
+
+assert Installed is not Vendored
+assert not issubclass(Vendored, flarekit_models._base.KubeModel)
+assert Installed.model_validate({"metadata": {"name": "a"}}).to_dict()["kind"] == "RayCluster"
+assert set(crds.PINNED_RELEASES) == {"kuberay", "kueue"}
+assert "trainer" in flarekit_models.PINNED_RELEASES
+try:
+    crds.resource_model("trainer.kubeflow.org/v1alpha1", "TrainJob")
+except crds.UnknownResourceError:
+    pass
+else:
+    raise AssertionError("the vendored subset has a family it was not asked for")
+print(f"validated {checked} samples")
+"""
+
+
+def test_a_vendored_subset_works_beside_the_installed_models(
+    dists: Dists, build_env: dict[str, str], user_dir: Path, tmp_path: Path
+) -> None:
+    env = clean_env()
+    venv = make_venv(tmp_path / "downstream", env)
+    venv.pip(str(dists.generator_wheel), str(dists.models_wheel), env=env, cwd=user_dir)
+    out = tmp_path / "src"
+    command = [venv.script("flarekit-generate"), "--package", "mysdk._crds"]
+    command += ["--families", "kuberay,kueue", "--out", str(out)]
+    # Outside the repository the generator uses the lock file it ships; the CRD files come
+    # from the cache and mirror the builds use.
+    generated = run(command, cwd=user_dir, env=build_env)
+    assert f"generated {out / 'mysdk' / '_crds'}:" in generated.stdout
+
+    package = out / "mysdk" / "_crds"
+    assert not (out / "mysdk" / "__init__.py").exists()  # the SDK's own package is not ours
+    sources = sorted(package.rglob("*.py"))
+    assert len(sources) > 20
+    assert not [p.name for p in sources if "flarekit_models" in p.read_text(encoding="utf-8")]
+    groups = {p.name for p in package.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    assert groups == {"ray", "kueue", "core", "meta", "networking"}
+
+    check = tmp_path / "check.py"
+    check.write_text(CHECK, encoding="utf-8")
+    done = run([venv.python, str(check), str(out), str(SAMPLES)], cwd=user_dir, env=env)
+    assert done.stdout.startswith("validated 162 samples"), done.stdout
