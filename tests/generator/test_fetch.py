@@ -11,15 +11,12 @@ import hashlib
 import re
 import shutil
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
+from http_support import serve_directory
 
 from flarekit_generator.fetch import (
     FillReport,
@@ -92,24 +89,9 @@ def server(
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_mirrored(entry), target)
 
-    class Handler(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:
-            raw.requests.append(self.path)
-            super().do_GET()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(raw.root)))
-    raw.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serve_directory(raw.root, raw.requests) as url:
+        raw.base_url = url
         yield raw
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 @pytest.fixture

@@ -13,16 +13,14 @@ import gzip
 import hashlib
 import json
 import shutil
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from http_support import serve_directory
 
 from flarekit_generator import paths
 from flarekit_generator.__main__ import main
@@ -76,26 +74,11 @@ def github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHub]:
         commit.parent.mkdir(parents=True, exist_ok=True)
         commit.write_text(sha, encoding="ascii")
 
-    class Handler(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:
-            served.requests.append(self.path)
-            super().do_GET()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(served.root)))
-    served.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    monkeypatch.setenv("FLAREKIT_SCHEMA_BASE_URL", served.url)
-    monkeypatch.setenv("FLAREKIT_GITHUB_API", served.url)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serve_directory(served.root, served.requests) as url:
+        served.url = url
+        monkeypatch.setenv("FLAREKIT_SCHEMA_BASE_URL", url)
+        monkeypatch.setenv("FLAREKIT_GITHUB_API", url)
         yield served
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 @dataclass

@@ -9,27 +9,14 @@ index, as a user's would.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from packaging_support import Venv, build, clean_copy, clean_env, make_venv
+from packaging_support import Dists, Venv, build, clean_copy, clean_env, make_venv
 
 from flarekit_generator import paths
 
 pytestmark = pytest.mark.slow
-
-
-@dataclass(frozen=True)
-class Dists:
-    """The sdist and wheel of each distribution, built from one clean copy."""
-
-    flarekit_sdist: Path
-    flarekit_wheel: Path
-    models_sdist: Path
-    models_wheel: Path
-    generator_sdist: Path
-    generator_wheel: Path
 
 
 @pytest.fixture(scope="session")

@@ -84,6 +84,18 @@ def build(
 
 
 @dataclass(frozen=True)
+class Dists:
+    """The sdist and wheel of each distribution, built from one clean copy."""
+
+    flarekit_sdist: Path
+    flarekit_wheel: Path
+    models_sdist: Path
+    models_wheel: Path
+    generator_sdist: Path
+    generator_wheel: Path
+
+
+@dataclass(frozen=True)
 class Venv:
     """A fresh virtual environment."""
 

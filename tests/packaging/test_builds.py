@@ -15,10 +15,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import Dists
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging_support import build, clean_env, requirements, run, wheel_files
+from packaging_support import Dists, build, clean_env, requirements, run, wheel_files
 
 from flarekit_generator import __version__
 from flarekit_generator.lockfile import read_lock

@@ -14,10 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import Dists
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging_support import README_EXAMPLES, Venv, clean_env, make_venv, run
+from packaging_support import README_EXAMPLES, Dists, Venv, clean_env, make_venv, run
 
 from flarekit_generator.catalog import release_key
 from flarekit_generator.lockfile import read_lock

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Dists
-from packaging_support import SAMPLES, clean_env, make_venv, run
+from packaging_support import SAMPLES, Dists, clean_env, make_venv, run
 
 pytestmark = pytest.mark.slow
 
