@@ -16,8 +16,6 @@ from packaging_support import Dists, Venv, build, clean_copy, clean_env, make_ve
 
 from flarekit_generator import paths
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="session")
 def clean_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
