@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flarekit_generator import __version__
+from flarekit_generator import __version__, paths
 from flarekit_generator.__main__ import main
 
 
@@ -78,3 +78,13 @@ def test_unknown_families_are_refused_with_the_pinned_ones(
     assert "--families: volcano not pinned in" in err
     assert "allowed: appwrapper, appwrapper-mcad, jobset, kuberay, kueue, trainer" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_outside_a_repository_the_output_directory_must_be_given(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(paths, "in_repository", lambda: False)
+    monkeypatch.delenv(paths.OUTPUT_ENV, raising=False)
+    assert paths.lock_file() == paths.PACKAGE_DIR / "crds.lock.tsv"  # the copy a wheel ships
+    assert main(["--families", "kuberay"]) == 1
+    assert "no output directory: pass --out DIR" in capsys.readouterr().err
