@@ -22,7 +22,8 @@ from packaging_support import Dists, build, clean_env, requirements, run, wheel_
 from flarekit_generator import __version__
 from flarekit_generator.lockfile import read_lock
 
-pytestmark = pytest.mark.slow
+# Builds and installs take minutes on a busy machine; the shared fixtures' setup counts too.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
 def _top_level(wheel: Path) -> set[str]:

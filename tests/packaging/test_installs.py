@@ -21,7 +21,8 @@ from packaging_support import README_EXAMPLES, Dists, Venv, clean_env, make_venv
 from flarekit_generator.catalog import release_key
 from flarekit_generator.lockfile import read_lock
 
-pytestmark = pytest.mark.slow
+# Builds and installs take minutes on a busy machine; the shared fixtures' setup counts too.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 #: Tools a virtual environment has before anything is installed into it.
 VENV_TOOLS = {"pip", "setuptools", "wheel"}
@@ -111,7 +112,6 @@ def test_the_models_distribution_brings_pydantic_alone(
     assert ran and ran[0].startswith("model: flarekit_models.ray.v1"), ran
 
 
-@pytest.mark.timeout(1200)
 def test_pip_install_dot_from_a_clean_clone(
     clean_tree: Path, mirror: Path, user_dir: Path, tmp_path: Path
 ) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from packaging_support import SAMPLES, Dists, clean_env, make_venv, run
 
-pytestmark = pytest.mark.slow
+# Builds and installs take minutes on a busy machine; the shared fixtures' setup counts too.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 CHECK = """
 import sys
