@@ -34,7 +34,13 @@ from flarekit_generator.fetch import (
     fill_cache,
 )
 from flarekit_generator.field_table import schema_paths
-from flarekit_generator.lockfile import LOCK_COLUMNS, LockEntry, LockFileError, read_lock
+from flarekit_generator.lockfile import (
+    LOCK_COLUMNS,
+    LockEntry,
+    LockFileError,
+    _parse_line,
+    read_lock,
+)
 from flarekit_generator.source import load_crds
 
 __all__ = [
@@ -107,10 +113,12 @@ def plan_pin(
         )
     previous = replace or tags[-1]
     template = [e for e in mine if e.tag == previous]
-    # The release before is compared with the new one, so its files must be at hand too.
-    fill_cache(template, cache_dir, mirror=mirror, base_url=base_url, allow_download=allow_download)
     repo = template[0].repo
     wanted = list(files) or [e.path for e in template]
+    for path in wanted:  # the lock file's own checks, before anything is fetched or written
+        _parse_line("\t".join((family, repo, tag, "0" * 40, path, "0" * 64, "0")), "new release")
+    # The release before is compared with the new one, so its files must be at hand too.
+    fill_cache(template, cache_dir, mirror=mirror, base_url=base_url, allow_download=allow_download)
     if commit is None and not allow_download:
         raise SchemaFetchError("offline: pass --commit, the commit the tag points at")
     resolved = commit or _tag_commit(repo, tag, api_url or _api_url())

@@ -244,6 +244,8 @@ def test_a_release_that_cannot_be_fetched_changes_nothing(
             ["pin", "kuberay", "v1.8.0", "--replace", "v0.9.0"],
             "--replace 'v0.9.0': no such release of kuberay",
         ),
+        (["pin", "kuberay", "../v1.8.0"], "column 'tag' must be a tag of letters, digits"),
+        (["pin", "kuberay", "v1.8.0", "--path", "../x.yaml"], "column 'path' must be a relative"),
     ],
 )
 def test_what_cannot_be_pinned_is_refused_before_any_request(
