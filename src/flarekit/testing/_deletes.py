@@ -155,11 +155,11 @@ def delete_collection(store: Store, req: Request) -> Response:
     with store.lock:
         if req.rt.namespaced and namespace is not None:
             require_namespace(store, req, "", creating=False)
-        items = [o for o in store.items(req.rt.group, req.rt.plural, namespace) if matches(o)]
+        items = [o for o in store.items(*req.rt.bucket, namespace) if matches(o)]
         deleted = []
         for obj in items:
             meta = obj["metadata"]
-            key = (req.rt.group, req.rt.plural, meta.get("namespace", ""), meta["name"])
+            key = (*req.rt.bucket, meta.get("namespace", ""), meta["name"])
             answer = _delete_one(store, req, key, {"dryRun": opts.get("dryRun")}, dry_run)
             deleted.append(obj if answer.get("kind") == "Status" else answer)
         if namespace is not None and not dry_run:

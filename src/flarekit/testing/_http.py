@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from flarekit.testing import _crd_api, _deletes, _discovery, _errors, _logs, _reads, _writes
+from flarekit.testing import (
+    _crd_api,
+    _deletes,
+    _discovery,
+    _errors,
+    _logs,
+    _reads,
+    _tables,
+    _writes,
+)
 from flarekit.testing._auth import Attributes, Policy
 from flarekit.testing._faults import Faults, RecordedRequest, RequestLog
 from flarekit.testing._pods import is_pods
@@ -164,6 +173,12 @@ class _Handler(BaseHTTPRequestHandler):
                 response = self._dispatch(route)
                 if route.verb not in ("get", "list") and backend.after_write is not None:
                     backend.after_write()
+                if route.verb in ("get", "list") and _tables.wants_table(
+                    self.headers.get("Accept") or ""
+                ):
+                    response.body = _tables.as_table(
+                        req.rt, req.version.name, response.body, req.query
+                    )
         except _errors.ApiError as exc:
             self._record(incoming, exc.code, user)
             self._send(exc.code, exc.status(), [], exc.headers)
@@ -213,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api":
             doc = _discovery.core_versions(backend.address)
         elif path == "/api/v1":
-            doc = _discovery.core_resources()
+            doc = _discovery.core_resources(backend.registry)
         elif path == "/apis":
             doc = _discovery.group_list(backend.registry)
             doc["groups"].append(_crd_api.group_entry())

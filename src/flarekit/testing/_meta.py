@@ -15,7 +15,6 @@ import uuid
 from typing import Any
 
 from flarekit.testing._errors import Cause
-from flarekit.testing._selectors import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
 JSON = dict[str, Any]
 
@@ -32,23 +31,6 @@ def generate_name(prefix: str) -> str:
     """`generateName` plus five random characters, prefix trimmed as the apiserver does."""
     suffix = "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
     return prefix[: 63 - 5] + suffix if len(prefix) > 58 else prefix + suffix
-
-
-def validate_name(name: str, label_only: bool = False) -> list[Cause]:
-    """Field errors for metadata.name (a DNS subdomain; a DNS label for namespaces)."""
-    if not name:
-        return [
-            Cause(
-                "FieldValueRequired",
-                "Required value: name or generateName is required",
-                "metadata.name",
-            )
-        ]
-    problems = dns1123_label_errors(name) if label_only else dns1123_subdomain_errors(name)
-    return [
-        Cause("FieldValueInvalid", f"Invalid value: {go_quote(name)}: {p}", "metadata.name")
-        for p in problems
-    ]
 
 
 def validate_meta_types(obj: JSON) -> list[Cause]:

@@ -14,13 +14,25 @@ import copy
 import hashlib
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from flarekit.testing._errors import Cause
 from flarekit.testing._meta import timestamp
+from flarekit.testing._names import dns1123_label_errors, go_quote
 from flarekit.testing._resources import ResourceType, Version
-from flarekit.testing._selectors import dns1123_label_errors, go_quote
+from flarekit.testing._schema_shapes import (
+    INTEGER,
+    OPEN,
+    STRING,
+    atomic_list,
+    keyed_list,
+    kind_schema,
+    map_of,
+    obj,
+)
 from flarekit.testing._sim_quantity import parse
+from flarekit.testing._strategy import Column, Strategy
+from flarekit.testing._tables import AGE, NAME, since
 
 JSON = dict[str, Any]
 
@@ -28,65 +40,70 @@ PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 FINISHED = ("Succeeded", "Failed")
 DEFAULT_IMAGE = "busybox:1.36"
 
-_OPEN: JSON = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-_CONTAINER: JSON = {
-    "type": "object",
-    "x-kubernetes-preserve-unknown-fields": True,
-    "properties": {
-        "name": {"type": "string"},
-        "image": {"type": "string"},
+_CONTAINER: JSON = obj(
+    {
+        "name": STRING,
+        "image": STRING,
+        "command": atomic_list(STRING),
+        "args": atomic_list(STRING),
+        "workingDir": STRING,
+        "ports": keyed_list(
+            obj(
+                {"containerPort": INTEGER, "protocol": {"type": "string", "default": "TCP"}},
+                ["containerPort"],
+                open_=True,
+            ),
+            ["containerPort", "protocol"],
+            merge_key="containerPort",
+        ),
+        "env": keyed_list(obj({"name": STRING}, ["name"], open_=True), ["name"], merge_key="name"),
+        "envFrom": atomic_list(OPEN),
+        "resources": OPEN,
+        "volumeMounts": keyed_list(
+            obj({"mountPath": STRING, "name": STRING}, open_=True),
+            ["mountPath"],
+            merge_key="mountPath",
+        ),
         "terminationMessagePath": {"type": "string", "default": "/dev/termination-log"},
         "terminationMessagePolicy": {
             "type": "string",
             "default": "File",
             "enum": ["File", "FallbackToLogsOnError"],
         },
-        "resources": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "imagePullPolicy": STRING,
     },
-}
+    ["name"],
+    open_=True,
+)
 
-#: A small structural schema: the shape of what matters here, and the defaults the apiserver
-#: fills in; everything else in spec and status is kept as given.
-POD_SCHEMA: JSON = {
-    "type": "object",
-    "properties": {
-        "apiVersion": {"type": "string"},
-        "kind": {"type": "string"},
-        "metadata": {"type": "object"},
-        "spec": {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": True,
-            "properties": {
-                "containers": {"type": "array", "items": _CONTAINER},
-                "initContainers": {"type": "array", "items": _CONTAINER},
-                "restartPolicy": {
-                    "type": "string",
-                    "default": "Always",
-                    "enum": ["Always", "OnFailure", "Never"],
-                },
-                "dnsPolicy": {"type": "string", "default": "ClusterFirst"},
-                "schedulerName": {"type": "string", "default": "default-scheduler"},
-                "terminationGracePeriodSeconds": {"type": "integer", "default": 30},
-                "securityContext": {**_OPEN, "default": {}},
-                "nodeName": {"type": "string"},
+#: The pod's structural schema: the shape of what matters here (containers merged by name,
+#: their ports, env and mounts by key) and the defaults the apiserver fills in; the other
+#: parts of spec and status are kept as given.
+POD_SCHEMA: JSON = kind_schema(
+    spec=obj(
+        {
+            "containers": keyed_list(_CONTAINER, ["name"], merge_key="name"),
+            "initContainers": keyed_list(_CONTAINER, ["name"], merge_key="name"),
+            "volumes": keyed_list(
+                obj({"name": STRING}, ["name"], open_=True), ["name"], merge_key="name"
+            ),
+            "restartPolicy": {
+                "type": "string",
+                "default": "Always",
+                "enum": ["Always", "OnFailure", "Never"],
             },
+            "dnsPolicy": {"type": "string", "default": "ClusterFirst"},
+            "schedulerName": {"type": "string", "default": "default-scheduler"},
+            "terminationGracePeriodSeconds": {"type": "integer", "default": 30},
+            "securityContext": {**OPEN, "default": {}},
+            "nodeName": STRING,
+            "nodeSelector": map_of(STRING, atomic=True),
+            "tolerations": atomic_list(OPEN),
+            "serviceAccountName": STRING,
         },
-        "status": _OPEN,
-    },
-}
-
-PODS = ResourceType(
-    group="",
-    plural="pods",
-    singular="pod",
-    kind="Pod",
-    list_kind="PodList",
-    namespaced=True,
-    versions=(
-        Version(name="v1", served=True, storage=True, schema=POD_SCHEMA, status_subresource=True),
+        open_=True,
     ),
-    short_names=("po",),
-    categories=("all",),
+    status=OPEN,
 )
 
 #: What `kubectl`/the apiserver say when a pod update touches anything else in `spec`.
@@ -377,3 +394,134 @@ def finished_status(pod: Mapping[str, Any], final: str, exit_code: int | None = 
             for name, image in images.items()
         ],
     }
+
+
+# -- the pod strategy ---------------------------------------------------------------------
+
+POD_FIELDS = {
+    "spec.nodeName": "spec.nodeName",
+    "spec.restartPolicy": "spec.restartPolicy",
+    "spec.schedulerName": "spec.schedulerName",
+    "spec.serviceAccountName": "spec.serviceAccountName",
+    "spec.hostNetwork": "spec.hostNetwork",
+    "status.phase": "status.phase",
+    "status.podIP": "status.podIP",
+    "status.nominatedNodeName": "status.nominatedNodeName",
+}
+
+
+def _restarts(pod: Mapping[str, Any]) -> int:
+    status = pod.get("status") or {}
+    return sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
+
+
+def status_reason(pod: Mapping[str, Any]) -> tuple[str, int, int]:
+    """(STATUS, ready containers, containers) as kubectl's pod printer works them out."""
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    reason = status.get("reason") or phase(pod)
+    total = len(spec.get("containers") or [])
+    ready = 0
+    for entry in status.get("initContainerStatuses") or []:
+        state = entry.get("state") or {}
+        done = state.get("terminated") or {}
+        if done and done.get("exitCode", 0) == 0:
+            continue
+        if done:
+            reason = "Init:" + (done.get("reason") or f"ExitCode:{done.get('exitCode')}")
+        elif (state.get("waiting") or {}).get("reason", "PodInitializing") != "PodInitializing":
+            reason = "Init:" + state["waiting"]["reason"]
+        else:
+            count = len(spec.get("initContainers") or [])
+            index = (status.get("initContainerStatuses") or []).index(entry)
+            reason = f"Init:{index}/{count}"
+        return reason, 0, total
+    running, failed = False, ""
+    for entry in reversed(status.get("containerStatuses") or []):
+        state = entry.get("state") or {}
+        if (state.get("waiting") or {}).get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state:
+            done = state["terminated"] or {}
+            reason = done.get("reason") or f"ExitCode:{done.get('exitCode', 0)}"
+            if done.get("exitCode", 0):
+                failed = reason
+        elif entry.get("ready") and "running" in state:
+            running = True
+            ready += 1
+    if reason == "Completed":
+        conditions = status.get("conditions") or []
+        has_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        if running and has_ready:
+            reason = "Running"
+        elif failed:
+            reason = failed
+        elif running:
+            reason = "NotReady"
+    if (pod.get("metadata") or {}).get("deletionTimestamp") and not is_finished(pod):
+        reason = "Terminating"
+    return reason, ready, total
+
+
+class PodStrategy(Strategy):
+    typed = True
+    fields: ClassVar[Mapping[str, str]] = POD_FIELDS
+
+    def prepare_create(self, obj: JSON) -> None:
+        prepare_for_create(obj)
+
+    def prepare_update(self, new: JSON, old: JSON) -> None:
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+
+    def validate(self, obj: JSON) -> list[Cause]:
+        return validate(obj)
+
+    def validate_update(self, new: JSON, old: JSON) -> list[Cause]:
+        return validate(new) + update_causes(old, new)
+
+    def columns(self) -> list[Column]:
+        return [
+            NAME,
+            Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
+            Column("Status", description="The aggregate status of the containers in this pod."),
+            Column("Restarts", description="The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+            AGE,
+            Column("IP", priority=1, description="podIP address allocated to the pod."),
+            Column("Node", priority=1, description="NodeName indicates in which node this pod is scheduled."),
+            Column("Nominated Node", priority=1, description="nominatedNodeName is set only when this pod preempts other pods on the node."),
+            Column("Readiness Gates", priority=1, description="If specified, all readiness gates will be evaluated for pod readiness."),
+        ]  # fmt: skip
+
+    def cells(self, obj: Mapping[str, Any]) -> list[Any]:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        status = obj.get("status") or {}
+        reason, ready, total = status_reason(obj)
+        gates = spec.get("readinessGates") or []
+        return [
+            meta.get("name", ""),
+            f"{ready}/{total}",
+            reason,
+            str(_restarts(obj)),
+            since(meta.get("creationTimestamp")),
+            status.get("podIP") or "<none>",
+            spec.get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>",
+            f"0/{len(gates)}" if gates else "<none>",
+        ]
+
+
+PODS = ResourceType(
+    group="",
+    plural="pods",
+    singular="pod",
+    kind="Pod",
+    list_kind="PodList",
+    namespaced=True,
+    versions=(
+        Version(name="v1", served=True, storage=True, schema=POD_SCHEMA, status_subresource=True),
+    ),
+    short_names=("po",),
+    categories=("all",),
+    strategy=PodStrategy(),
+)

@@ -119,7 +119,7 @@ def list_objects(store: Store, req: Request) -> Response:
                 )
             list_rv, start = decode_continue(token)
             try:
-                items = store.items_at(list_rv, req.rt.group, req.rt.plural, namespace)
+                items = store.items_at(list_rv, *req.rt.bucket, namespace)
             except TooOld:
                 raise _errors.expired(
                     _errors.CONTINUE_EXPIRED, encode_continue(store.resource_version, start)
@@ -127,12 +127,12 @@ def list_objects(store: Store, req: Request) -> Response:
         elif req.param("resourceVersionMatch") == "Exact":
             list_rv = _int_param(req, "resourceVersion") or 0
             try:
-                items = store.items_at(list_rv, req.rt.group, req.rt.plural, namespace)
+                items = store.items_at(list_rv, *req.rt.bucket, namespace)
             except TooOld as exc:
                 raise _errors.expired(str(exc)) from None
         else:
             list_rv = store.resource_version
-            items = store.items(req.rt.group, req.rt.plural, namespace)
+            items = store.items(*req.rt.bucket, namespace)
     items = sorted(items, key=storage_key)
     if start:
         items = [o for o in items if storage_key(o) >= start]
@@ -175,7 +175,7 @@ def open_watch(store: Store, req: Request) -> WatchPlan:
     warnings = deprecation_warnings(req)
     bookmarks = req.flag("allowWatchBookmarks")
     try:
-        watcher = store.watch(req.rt.group, req.rt.plural, namespace, since, matches)
+        watcher = store.watch(*req.rt.bucket, namespace, since, matches)
     except TooOld as exc:
         return WatchPlan(None, _errors.expired(str(exc)), timeout, bookmarks, warnings)
     return WatchPlan(watcher, None, timeout, bookmarks, warnings)

@@ -23,12 +23,13 @@ from typing import Any
 from flarekit.testing import _crd_api, _deletes, _pods, _reads, _writes
 from flarekit.testing._auth import Policy, Rule, rule
 from flarekit.testing._controllers import Controller, ControllerLoop
+from flarekit.testing._core_kinds import CORE_KINDS
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedRequest, RequestLog
 from flarekit.testing._http import Backend, make_server
 from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
-from flarekit.testing._resources import EVENTS, NAMESPACES, Registry, ResourceType
+from flarekit.testing._resources import Registry, ResourceType
 from flarekit.testing._store import Store
 from flarekit.testing._tls import make_certificates, write_kubeconfig
 
@@ -81,7 +82,7 @@ class FakeCluster:
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
         served = list(crds) if crds is not None else release_crds(releases)
-        self.registry = Registry(served, builtins=(NAMESPACES, _pods.PODS, EVENTS))
+        self.registry = Registry(served, builtins=(*CORE_KINDS, _pods.PODS))
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()
@@ -348,13 +349,13 @@ class FakeCluster:
         """Current objects of a resource (one namespace, or all when None)."""
         rt = self.resource(resource)
         chosen = version or rt.storage_version
-        items = self.store.items(rt.group, rt.plural, namespace if rt.namespaced else None)
+        items = self.store.items(*rt.bucket, namespace if rt.namespaced else None)
         return [present(o, rt, chosen) for o in items]
 
     def get(self, resource: str, name: str, namespace: str | None = None) -> JSON | None:
         rt = self.resource(resource)
         ns = (namespace or "default") if rt.namespaced else ""
-        obj = self.store.get((rt.group, rt.plural, ns, name))
+        obj = self.store.get((*rt.bucket, ns, name))
         return present(obj, rt, rt.storage_version) if obj is not None else None
 
     def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> JSON:

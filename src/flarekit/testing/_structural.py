@@ -40,16 +40,18 @@ import json
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from flarekit.testing._selectors import (
+from flarekit.testing._names import (
+    dns1035_label_errors,
     dns1123_label_errors,
     dns1123_subdomain_errors,
     go_quote,
     label_value_errors,
+    path_segment_errors,
     qualified_name_errors,
 )
 
@@ -815,7 +817,7 @@ class _Validator:
             elif not kind:
                 out.append(FieldCause(REQUIRED, where, "Required value"))
             else:
-                errs = _dns1035_label_errors(kind.lower())
+                errs = dns1035_label_errors(kind.lower())
                 if errs:
                     out.append(
                         FieldCause(
@@ -851,33 +853,17 @@ def _duplicate_indices(keys: list[Any]) -> list[int]:
 
 # --- metadata --------------------------------------------------------------------------------
 
-_DNS1035_LABEL_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-
-
-def _dns1035_label_errors(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-            "with an alphabetic character, and end with an alphanumeric character (e.g. "
-            "'my-name' or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-        )
-    return errs
-
-
-def _path_segment_errors(name: str, prefix: bool) -> list[str]:
-    if not prefix and name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
-
 
 def _mask_trailing_dash(name: str) -> str:
     return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
 
 
-def _object_meta_causes(meta: Mapping[str, Any], where: str, embedded: bool) -> list[FieldCause]:
+def _object_meta_causes(
+    meta: Mapping[str, Any],
+    where: str,
+    embedded: bool,
+    names: Callable[[str], list[str]] = dns1123_subdomain_errors,
+) -> list[FieldCause]:
     """Upstream ``ValidateObjectMeta`` checks on names, labels and annotation keys.
 
     Root objects use DNS-1123 subdomain names (``NameIsDNSSubdomain``); embedded resources
@@ -887,8 +873,8 @@ def _object_meta_causes(meta: Mapping[str, Any], where: str, embedded: bool) -> 
 
     def name_errors(value: str, prefix: bool) -> list[str]:
         if embedded:
-            return _path_segment_errors(value, prefix)
-        return dns1123_subdomain_errors(_mask_trailing_dash(value) if prefix else value)
+            return path_segment_errors(value, prefix)
+        return names(_mask_trailing_dash(value) if prefix else value)
 
     generate_name = meta.get("generateName")
     if isinstance(generate_name, str) and generate_name:
@@ -1049,7 +1035,11 @@ def _format_ok(fmt: str, value: str) -> bool:
 # --- entry point -----------------------------------------------------------------------------
 
 
-def admit(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> AdmissionResult:
+def admit(
+    obj: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    names: Callable[[str], list[str]] = dns1123_subdomain_errors,
+) -> AdmissionResult:
     """Prune, default and validate ``obj`` against a CRD version's ``openAPIV3Schema``.
 
     ``obj`` is never modified; ``AdmissionResult.obj`` is the object as the API server would
@@ -1070,7 +1060,7 @@ def admit(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> AdmissionResult:
         result["metadata"] = result_meta
 
     validator = _Validator()
-    causes = _object_meta_causes(result_meta or {}, "metadata", embedded=False)
+    causes = _object_meta_causes(result_meta or {}, "metadata", embedded=False, names=names)
     validator.validate(result, compiled, _ROOT)
     causes.extend(validator.causes)
     causes.extend(validator.embedded_causes)

@@ -31,6 +31,7 @@ from flarekit.testing._request import (
     write_options,
 )
 from flarekit.testing._store import Store
+from flarekit.testing._strategy import strategy_of
 
 JSON = dict[str, Any]
 
@@ -56,7 +57,7 @@ class Admission:
             return obj, []
         from flarekit.testing._structural import admit  # the schema engine
 
-        result = admit(obj, schema)
+        result = admit(obj, schema, strategy_of(self.req.rt).name_errors)
         unknown = list(result.unknown_fields)
         if unknown and self.opts.field_validation == "Strict":
             detail = "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
@@ -115,22 +116,19 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
         managed = meta.get("managedFields") if applied else None
         _meta.strip_for_create(obj)
         _meta.isolate_for_main(obj, None, req.version.status_subresource)
-        if _is_namespaces(req):
-            _namespace_defaults(obj)
-        elif _pods.is_pods(req.rt):
-            _pods.prepare_for_create(obj)
+        strategy = strategy_of(req.rt)
+        strategy.prepare_create(obj)
         obj, causes = admission(obj)
-        if req.version.schema is None:  # the schema engine checks metadata of custom resources
-            causes = _meta.validate_name(name, label_only=True) + _meta.validate_meta_types(obj)
-        if _pods.is_pods(req.rt):
-            causes += _pods.validate(obj)
+        if req.rt.builtin:
+            causes += _meta.validate_meta_types(obj)
+        causes += strategy.validate(obj)
         if causes:
             raise _invalid(req, name, causes)
         if store.get(req.key(name)) is not None:
             raise _errors.already_exists(req.rt.plural, req.rt.group, name)
         meta = obj["metadata"]
         meta.update(uid=_meta.new_uid(), creationTimestamp=_meta.timestamp(), generation=1)
-        if req.rt.group == "":
+        if not strategy.generation:
             meta.pop("generation")
         if applied:
             meta["managedFields"] = managed
@@ -142,17 +140,6 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
         stored = store.commit(req.key(name), to_storage(obj, req.rt))
     return Response(201, present(stored, req.rt, req.version.name), admission.warnings)
-
-
-def _is_namespaces(req: Request) -> bool:
-    return req.rt.group == "" and req.rt.plural == "namespaces"
-
-
-def _namespace_defaults(obj: JSON) -> None:
-    name = obj["metadata"].get("name") or ""
-    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
-    obj["spec"] = {"finalizers": ["kubernetes"]}
-    obj["status"] = {"phase": "Active"}
 
 
 def _existing(store: Store, req: Request) -> JSON:
@@ -212,6 +199,7 @@ def _commit_update(
 ) -> Response:
     """The shared tail of PUT and PATCH: isolate, admit, validate, bump, store."""
     status_sub = req.version.status_subresource
+    strategy = strategy_of(req.rt)
     old_view = present(old, req.rt, req.version.name)
     new = copy.deepcopy(new)
     new["apiVersion"], new["kind"] = req.api_version, req.rt.kind
@@ -224,13 +212,12 @@ def _commit_update(
         new["metadata"]["name"] = req.name
         if req.rt.namespaced:
             new["metadata"]["namespace"] = req.namespace
-        if _is_namespaces(req):
-            new["spec"] = copy.deepcopy(old.get("spec", {}))
+        strategy.prepare_update(new, old_view)
     new, causes = admission(new)
-    if req.version.schema is None:
-        causes = _meta.validate_meta_types(new)
-    if _pods.is_pods(req.rt) and req.subresource != "status":
-        causes += _pods.validate(new) + _pods.update_causes(old_view, new)
+    if req.rt.builtin:
+        causes += _meta.validate_meta_types(new)
+    if req.subresource != "status":
+        causes += strategy.validate_update(new, old_view)
     added = _meta.added_finalizers(new, old_view)
     if old["metadata"].get("deletionTimestamp") and added:
         causes.append(
@@ -243,7 +230,7 @@ def _commit_update(
         )
     if causes:
         raise _invalid(req, req.name, causes)
-    if req.rt.group != "" and req.subresource != "status":
+    if strategy.generation and req.subresource != "status":
         _meta.bump_generation(new, old_view)
     if applied:
         new["metadata"]["managedFields"] = managed
