@@ -30,7 +30,8 @@ def is_protobuf(content_type: str) -> bool:
 
 
 # -- message tables: field number -> (JSON name, type) --------------------------------------
-# Types: "string", "bytes" (base64 in JSON), "int", "bool", "time", "intstr",
+# Types: "string", "bytes" (base64 in JSON), "int", "bool", "time", "intstr", "ignored" (a
+# status the server resets on create anyway),
 # "map:string" / "map:bytes" (map<string, ...>), "[]<type>" (repeated), or a message name.
 
 MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
@@ -91,9 +92,8 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "Namespace": {
         1: ("metadata", "ObjectMeta"),
         2: ("spec", "NamespaceSpec"),
-        3: ("status", "NamespaceStatus"),
+        3: ("status", "ignored"),
     },
-    "NamespaceStatus": {1: ("phase", "string")},
     "NamespaceSpec": {1: ("finalizers", "[]string")},
     "ConfigMap": {
         1: ("metadata", "ObjectMeta"),
@@ -117,10 +117,8 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "Service": {
         1: ("metadata", "ObjectMeta"),
         2: ("spec", "ServiceSpec"),
-        3: ("status", "ServiceStatus"),
+        3: ("status", "ignored"),
     },
-    "ServiceStatus": {1: ("loadBalancer", "LoadBalancerStatus")},
-    "LoadBalancerStatus": {},
     "ServiceSpec": {
         1: ("ports", "[]ServicePort"),
         2: ("selector", "map:string"),
@@ -153,13 +151,7 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "SelfSubjectAccessReview": {
         1: ("metadata", "ObjectMeta"),
         2: ("spec", "SelfSubjectAccessReviewSpec"),
-        3: ("status", "SubjectAccessReviewStatus"),
-    },
-    "SubjectAccessReviewStatus": {
-        1: ("allowed", "bool"),
-        2: ("reason", "string"),
-        3: ("evaluationError", "string"),
-        4: ("denied", "bool"),
+        3: ("status", "ignored"),
     },
     "SelfSubjectAccessReviewSpec": {
         1: ("resourceAttributes", "ResourceAttributes"),
@@ -178,18 +170,15 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "SelfSubjectRulesReview": {
         1: ("metadata", "ObjectMeta"),
         2: ("spec", "SelfSubjectRulesReviewSpec"),
-        3: ("status", "SubjectRulesReviewStatus"),
+        3: ("status", "ignored"),
     },
-    "SubjectRulesReviewStatus": {3: ("incomplete", "bool"), 4: ("evaluationError", "string")},
     "SelfSubjectRulesReviewSpec": {1: ("namespace", "string")},
-    "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", "SelfSubjectReviewStatus")},
-    "SelfSubjectReviewStatus": {},
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", "ignored")},
     "TokenReview": {
         1: ("metadata", "ObjectMeta"),
         2: ("spec", "TokenReviewSpec"),
-        3: ("status", "TokenReviewStatus"),
+        3: ("status", "ignored"),
     },
-    "TokenReviewStatus": {1: ("authenticated", "bool")},
     "TokenReviewSpec": {1: ("token", "string"), 2: ("audiences", "[]string")},
 }
 
@@ -278,6 +267,8 @@ def _map_entry(data: bytes, value_kind: str) -> tuple[str, Any]:
 
 
 def _value(kind: str, raw: Any) -> Any:
+    if kind == "ignored":
+        return None
     if kind == "time":
         return _time(raw)
     if kind == "intstr":

@@ -30,6 +30,7 @@ from flarekit.testing._http import Backend, make_server
 from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
 from flarekit.testing._resources import Registry, ResourceType
+from flarekit.testing._reviews import REVIEW_KINDS
 from flarekit.testing._store import Store
 from flarekit.testing._tls import make_certificates, write_kubeconfig
 
@@ -82,7 +83,7 @@ class FakeCluster:
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
         served = list(crds) if crds is not None else release_crds(releases)
-        self.registry = Registry(served, builtins=(*CORE_KINDS, _pods.PODS))
+        self.registry = Registry(served, builtins=(*CORE_KINDS, _pods.PODS, *REVIEW_KINDS))
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()
