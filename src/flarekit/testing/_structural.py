@@ -55,7 +55,7 @@ from flarekit.testing._names import (
     qualified_name_errors,
 )
 
-__all__ = ["AdmissionResult", "FieldCause", "admit", "invalid_message"]
+__all__ = ["AdmissionResult", "FieldCause", "admit", "compiled", "invalid_message"]
 
 REQUIRED = "FieldValueRequired"
 INVALID = "FieldValueInvalid"
@@ -197,7 +197,7 @@ _STRING_FORMATS = frozenset(
 )
 
 
-class _Schema:
+class Schema:
     """One schema node, with everything admission needs precomputed."""
 
     __slots__ = (
@@ -214,6 +214,7 @@ class _Schema:
         "items",
         "list_map_keys",
         "list_type",
+        "map_type",
         "max_items",
         "max_length",
         "max_props",
@@ -244,13 +245,13 @@ class _Schema:
         self.format = _effective_format(raw.get("format"), self.types)
         self.preserve = bool(raw.get("x-kubernetes-preserve-unknown-fields"))
         self.embedded = bool(raw.get("x-kubernetes-embedded-resource"))
-        self.properties = {k: _Schema(v) for k, v in (raw.get("properties") or {}).items()}
+        self.properties = {k: Schema(v) for k, v in (raw.get("properties") or {}).items()}
         additional = raw.get("additionalProperties")
-        self.additional: _Schema | bool | None = (
-            _Schema(additional) if isinstance(additional, Mapping) else additional
+        self.additional: Schema | bool | None = (
+            Schema(additional) if isinstance(additional, Mapping) else additional
         )
         items = raw.get("items")
-        self.items = _Schema(items) if isinstance(items, Mapping) else None
+        self.items = Schema(items) if isinstance(items, Mapping) else None
         self.required: tuple[str, ...] = tuple(raw.get("required") or ())
         self.enum: list[Any] | None = raw.get("enum")
         self.has_default = "default" in raw
@@ -270,18 +271,19 @@ class _Schema:
         self.max_props = raw.get("maxProperties")
         self.min_props = raw.get("minProperties")
         self.list_type = raw.get("x-kubernetes-list-type")
+        self.map_type = raw.get("x-kubernetes-map-type")
         self.list_map_keys: tuple[str, ...] = tuple(raw.get("x-kubernetes-list-map-keys") or ())
-        self.all_of = [_Schema(s) for s in raw.get("allOf") or ()]
-        self.any_of = [_Schema(s) for s in raw.get("anyOf") or ()]
-        self.one_of = [_Schema(s) for s in raw.get("oneOf") or ()]
-        self.not_ = _Schema(raw["not"]) if isinstance(raw.get("not"), Mapping) else None
+        self.all_of = [Schema(s) for s in raw.get("allOf") or ()]
+        self.any_of = [Schema(s) for s in raw.get("anyOf") or ()]
+        self.one_of = [Schema(s) for s in raw.get("oneOf") or ()]
+        self.not_ = Schema(raw["not"]) if isinstance(raw.get("not"), Mapping) else None
 
-    def child_schema(self, key: str) -> _Schema | None:
+    def child_schema(self, key: str) -> Schema | None:
         """The schema that governs member ``key`` (property, else additionalProperties)."""
         prop = self.properties.get(key)
         if prop is not None:
             return prop
-        return self.additional if isinstance(self.additional, _Schema) else None
+        return self.additional if isinstance(self.additional, Schema) else None
 
 
 def _effective_format(fmt: Any, types: tuple[str, ...]) -> str:
@@ -355,22 +357,22 @@ def _compile_pattern(pattern: str) -> re.Pattern[str] | None:
         return None  # RE2-only syntax (e.g. \p{L}); upstream would accept the CRD
 
 
-_CACHE: OrderedDict[int, tuple[Mapping[str, Any], _Schema]] = OrderedDict()
+_CACHE: OrderedDict[int, tuple[Mapping[str, Any], Schema]] = OrderedDict()
 _CACHE_SIZE = 64
 
 
-def _compiled(schema: Mapping[str, Any]) -> _Schema:
+def compiled(schema: Mapping[str, Any]) -> Schema:
     """Compile ``schema`` once; the cache keeps the dict alive so its id stays unique."""
     key = id(schema)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is schema:
         _CACHE.move_to_end(key)
         return hit[1]
-    compiled = _Schema(schema)
-    _CACHE[key] = (schema, compiled)
+    built = Schema(schema)
+    _CACHE[key] = (schema, built)
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return compiled
+    return built
 
 
 # --- pruning ---------------------------------------------------------------------------------
@@ -393,7 +395,7 @@ class _Pruner:
     def __init__(self) -> None:
         self.unknown: list[str] = []
 
-    def prune(self, x: Any, s: _Schema | None, path: str, embedded: bool = False) -> None:
+    def prune(self, x: Any, s: Schema | None, path: str, embedded: bool = False) -> None:
         if s is not None and s.preserve:
             self._skip_prune(x, s, path, embedded or s.embedded)
             return
@@ -423,14 +425,14 @@ class _Pruner:
             for i, v in enumerate(x):
                 self.prune(v, items, f"{path}[{i}]")
 
-    def _null_or_prune(self, x: dict[str, Any], k: str, v: Any, s: _Schema, path: str) -> None:
+    def _null_or_prune(self, x: dict[str, Any], k: str, v: Any, s: Schema, path: str) -> None:
         if v is None:
             if not s.nullable and not s.has_default:
                 del x[k]  # upstream PruneNonNullableNullsWithoutDefaults
             return
         self.prune(v, s, path)
 
-    def _skip_prune(self, x: Any, s: _Schema, path: str, embedded: bool) -> None:
+    def _skip_prune(self, x: Any, s: Schema, path: str, embedded: bool) -> None:
         if isinstance(x, dict):
             for k in list(x):
                 if embedded and k in _META_FIELDS:
@@ -473,14 +475,14 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
-def _default(x: Any, s: _Schema | None) -> None:
+def _default(x: Any, s: Schema | None) -> None:
     if s is None:
         return
     if isinstance(x, dict):
         for k, prop in s.properties.items():
             if prop.has_default and (k not in x or (x[k] is None and not prop.nullable)):
                 x[k] = _copy_json(prop.default)
-        additional = s.additional if isinstance(s.additional, _Schema) else None
+        additional = s.additional if isinstance(s.additional, Schema) else None
         for k, v in x.items():
             member = s.properties.get(k)
             if member is not None:
@@ -567,7 +569,7 @@ class _Validator:
             )
         )
 
-    def validate(self, x: Any, s: _Schema, path: _Path) -> None:
+    def validate(self, x: Any, s: Schema, path: _Path) -> None:
         if x is None:
             if s.types and not s.nullable:
                 self.type_invalid(path, ",".join(s.types), "null")
@@ -594,7 +596,7 @@ class _Validator:
         if s.embedded and isinstance(x, dict):
             self._embedded(x, path)
 
-    def _type_ok(self, x: Any, kind: str, s: _Schema, path: _Path) -> bool:
+    def _type_ok(self, x: Any, kind: str, s: Schema, path: _Path) -> bool:
         types = s.types
         if kind in types:
             return True
@@ -629,7 +631,7 @@ class _Validator:
             )
         )
 
-    def _string(self, x: str, s: _Schema, path: _Path) -> None:
+    def _string(self, x: str, s: Schema, path: _Path) -> None:
         if s.max_length is not None and len(x) > s.max_length:
             self.causes.append(FieldCause(TOO_LONG, path.openapi, "Too long: value is too long"))
         if s.min_length is not None and len(x) < s.min_length:
@@ -648,7 +650,7 @@ class _Validator:
                 )
             )
 
-    def _number(self, x: float | int, s: _Schema, path: _Path) -> None:
+    def _number(self, x: float | int, s: Schema, path: _Path) -> None:
         is_int = isinstance(x, int) and _INT64_MIN <= x <= _INT64_MAX
         if not is_int and isinstance(x, int):
             x = _to_float(x)
@@ -673,7 +675,7 @@ class _Validator:
                 rel = "greater than" if s.excl_min else "greater than or equal to"
                 self.invalid(path, x, f"{path.openapi} in body should be {rel} {_number(limit)}")
 
-    def _array(self, x: list[Any], s: _Schema, path: _Path) -> None:
+    def _array(self, x: list[Any], s: Schema, path: _Path) -> None:
         if s.items is not None:
             for i, v in enumerate(x):
                 self.validate(v, s.items, path.index(i))
@@ -691,7 +693,7 @@ class _Validator:
         elif s.list_type == "map":
             self._list_map(x, s, path)
 
-    def _object(self, x: dict[str, Any], s: _Schema, path: _Path) -> None:
+    def _object(self, x: dict[str, Any], s: Schema, path: _Path) -> None:
         count = len(x)
         if s.min_props is not None and count < s.min_props:
             p = path.openapi
@@ -707,7 +709,7 @@ class _Validator:
             prop = s.properties.get(k)
             if prop is not None:
                 self.validate(v, prop, path.child(k))
-            elif isinstance(additional, _Schema):
+            elif isinstance(additional, Schema):
                 self.validate(v, additional, path.key_(k))
             elif additional is False and not ((s.embedded or path is _ROOT) and k in _META_FIELDS):
                 p = _join(path.openapi, k)
@@ -716,10 +718,10 @@ class _Validator:
             if k not in x:
                 self.causes.append(FieldCause(REQUIRED, path.child(k).openapi, "Required value"))
 
-    def _combinators(self, x: Any, s: _Schema, path: _Path) -> None:
+    def _combinators(self, x: Any, s: Schema, path: _Path) -> None:
         p = path.openapi
 
-        def run(branch: _Schema) -> list[FieldCause]:
+        def run(branch: Schema) -> list[FieldCause]:
             sub = _Validator()
             sub.validate(x, branch, path)
             return sub.causes
@@ -755,7 +757,7 @@ class _Validator:
                 FieldCause(DUPLICATE, path.index(i).field, f"Duplicate value: {_bad_value(x[i])}")
             )
 
-    def _list_map(self, x: list[Any], s: _Schema, path: _Path) -> None:
+    def _list_map(self, x: list[Any], s: Schema, path: _Path) -> None:
         for i, v in enumerate(x):
             if v is not None and not isinstance(v, dict):
                 self.list_causes.append(
@@ -1046,22 +1048,22 @@ def admit(
     persist it (if ``causes`` is empty) and ``unknown_fields`` lists what pruning dropped,
     sorted, e.g. ``["spec.foo"]`` for the ``unknown field "spec.foo"`` warning.
     """
-    compiled = _compiled(schema)
+    root = compiled(schema)
     result = copy.deepcopy(dict(obj))
     pruner = _Pruner()
-    pruner.prune(result, compiled, "", embedded=True)
+    pruner.prune(result, root, "", embedded=True)
 
     metadata = result.get("metadata")
     result_meta = metadata if isinstance(metadata, dict) else None
     if result_meta is not None:
         result.pop("metadata")
-    _default(result, compiled)
+    _default(result, root)
     if result_meta is not None:
         result["metadata"] = result_meta
 
     validator = _Validator()
     causes = _object_meta_causes(result_meta or {}, "metadata", embedded=False, names=names)
-    validator.validate(result, compiled, _ROOT)
+    validator.validate(result, root, _ROOT)
     causes.extend(validator.causes)
     causes.extend(validator.embedded_causes)
     causes.extend(validator.list_causes)

@@ -134,7 +134,13 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
             meta["managedFields"] = managed
         else:
             _apply.record_update(
-                None, obj, opts.manager, req.api_version, "", req.version.status_subresource
+                None,
+                obj,
+                opts.manager,
+                req.api_version,
+                "",
+                req.version.status_subresource,
+                req.version.schema,
             )
         if opts.dry_run:
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
@@ -238,7 +244,13 @@ def _commit_update(
             new["metadata"].pop("managedFields", None)
     else:
         _apply.record_update(
-            old_view, new, opts.manager, req.api_version, req.subresource, status_sub
+            old_view,
+            new,
+            opts.manager,
+            req.api_version,
+            req.subresource,
+            status_sub,
+            req.version.schema,
         )
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
     if _meta.without_volatile(new) == _meta.without_volatile(old_view) and _apply.ownership(
@@ -353,7 +365,14 @@ def _apply_patch(store: Store, req: Request, opts: WriteOptions) -> Response:
                 "metadata": {"name": req.name},
             }
             merged = _apply.apply(
-                base, config, opts.manager, req.api_version, opts.force, "", status_sub
+                base,
+                config,
+                opts.manager,
+                req.api_version,
+                opts.force,
+                "",
+                status_sub,
+                req.version.schema,
             )
             return create(store, req, merged, applied=True)
         given = config["metadata"].get("resourceVersion")
@@ -361,7 +380,14 @@ def _apply_patch(store: Store, req: Request, opts: WriteOptions) -> Response:
             raise _errors.conflict(req.rt.plural, req.rt.group, req.name)
         live = present(old, req.rt, req.version.name)
         merged = _apply.apply(
-            live, config, opts.manager, req.api_version, opts.force, req.subresource, status_sub
+            live,
+            config,
+            opts.manager,
+            req.api_version,
+            opts.force,
+            req.subresource,
+            status_sub,
+            req.version.schema,
         )
         admission = Admission(req, opts, patching=True)
         return _commit_update(store, req, opts, old, merged, admission, applied=True)
