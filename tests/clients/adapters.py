@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from differential import REASON_CODES, Failure
+from differential import REASON_CODES, Failure, Unsupported
 
 JSON = dict[str, Any]
 
@@ -126,10 +126,32 @@ class Kubectl:
             args.append("--force-conflicts")
         return self._json(*args, "--show-managed-fields", stdin=obj)
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        policy: str | None = None,
+    ) -> None:
+        cascade = [f"--cascade={policy.lower()}"] if policy else []
         self._run(
-            "delete", self._type(api_version, kind), name, *self._where(namespace), "--wait=false"
+            "delete",
+            self._type(api_version, kind),
+            name,
+            *self._where(namespace),
+            "--wait=false",
+            *cascade,
         )
+
+    def client_apply(self, obj: JSON) -> JSON:
+        return self._json("apply", "-f", "-", stdin=obj)
+
+    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+        text = self._run("get", self._type(api_version, kind), "-n", namespace, "-o", "wide")
+        lines = [line for line in text.splitlines() if line.strip()]
+        columns = re.split(r"\s{2,}", lines[0].strip()) if lines else []
+        return {"columns": columns, "rows": max(0, len(lines) - 1)}
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
         try:
@@ -232,9 +254,29 @@ class Dynamic:
             )
         )
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        policy: str | None = None,
+    ) -> None:
         res = self._resource(api_version, kind)
-        self._call(res.delete, name=name, namespace=namespace)
+        body = {"propagationPolicy": policy} if policy else None
+        self._call(res.delete, name=name, namespace=namespace, body=body)
+
+    def client_apply(self, obj: JSON) -> JSON:
+        raise Unsupported("the dynamic client has no client-side apply")
+
+    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+        res = self._resource(api_version, kind)
+        accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+        found = self._dict(
+            self._call(res.get, namespace=namespace, header_params={"Accept": accept})
+        )
+        columns = [c["name"].upper() for c in found.get("columnDefinitions") or []]
+        return {"columns": columns, "rows": len(found.get("rows") or [])}
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
         res = self._resource("authorization.k8s.io/v1", "SelfSubjectAccessReview")
@@ -346,8 +388,30 @@ class Lightkube:
             self._call(self.client.apply, self._object(obj), field_manager=manager, force=force)
         )
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
-        self._call(self.client.delete, self._kind(api_version, kind), name, namespace=namespace)
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        policy: str | None = None,
+    ) -> None:
+        from lightkube.types import CascadeType
+
+        cascade = CascadeType[policy.upper()] if policy else CascadeType.BACKGROUND
+        self._call(
+            self.client.delete,
+            self._kind(api_version, kind),
+            name,
+            namespace=namespace,
+            cascade=cascade,
+        )
+
+    def client_apply(self, obj: JSON) -> JSON:
+        raise Unsupported("lightkube has no client-side apply")
+
+    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+        raise Unsupported("lightkube does not ask for tables")
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
         from lightkube.models.authorization_v1 import (

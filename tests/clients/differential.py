@@ -42,6 +42,10 @@ class Failure(Exception):
         self.code, self.reason, self.message = code, reason, message
 
 
+class Unsupported(Exception):
+    """The client has no way to do this operation; it is left out of its tally."""
+
+
 class Adapter(Protocol):
     """What the script needs from a client; each method raises `Failure` on an API error."""
 
@@ -60,8 +64,17 @@ class Adapter(Protocol):
         self, api_version: str, kind: str, name: str, namespace: str | None, patch: JSON
     ) -> JSON: ...
     def apply(self, obj: JSON, manager: str, force: bool = False) -> JSON: ...
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None: ...
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        policy: str | None = None,
+    ) -> None: ...
     def can_i(self, verb: str, resource: str, namespace: str) -> bool: ...
+    def client_apply(self, obj: JSON) -> JSON: ...
+    def table(self, api_version: str, kind: str, namespace: str) -> JSON: ...
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,7 @@ class Outcome:
     """One operation's result: `ok` with fields, or the failure's code and reason."""
 
     op: str
-    ok: bool
+    ok: bool | None  # None: the client cannot do it
     code: int
     reason: str
     fields: str  # canonical JSON of the fields that matter
@@ -230,7 +243,78 @@ def _table_like(adapter: Adapter, ns: str) -> Any:
     return _names(adapter.list("v1", "Pod", ns, labels="diff=yes"))
 
 
+def _client_apply_configmap(adapter: Adapter, ns: str) -> Any:
+    adapter.client_apply(configmap(ns, "cm3", {"a": "1"}))
+    return _data(adapter.client_apply(configmap(ns, "cm3", {"a": "2", "b": "3"})))
+
+
+def _client_apply_pod(adapter: Adapter, ns: str) -> Any:
+    adapter.client_apply(pod(ns, "p3"))
+    return _images(adapter.client_apply(pod(ns, "p3", image="busybox:1.37")))
+
+
+def _owned(ns: str, name: str, owner: JSON) -> JSON:
+    child = configmap(ns, name, {"x": "1"})
+    meta = owner["metadata"]
+    child["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": meta["name"], "uid": meta["uid"]}
+    ]
+    return child
+
+
+def _collected(adapter: Adapter, ns: str, policy: str | None) -> Any:
+    owner = adapter.create(configmap(ns, f"owner-{policy or 'default'}".lower(), {"x": "1"}))
+    child = f"child-{policy or 'default'}".lower()
+    adapter.create(_owned(ns, child, owner))
+    adapter.delete("v1", "ConfigMap", owner["metadata"]["name"], ns, policy)
+
+    def gone(name: str) -> bool:
+        try:
+            adapter.get("v1", "ConfigMap", name, ns)
+        except Failure as failure:
+            return failure.code == 404
+        return False
+
+    collected = wait_for(lambda: gone(child) and gone(owner["metadata"]["name"]), 20.0)
+    return {"collected": collected}
+
+
+def _orphaned(adapter: Adapter, ns: str) -> Any:
+    owner = adapter.create(configmap(ns, "owner-orphan", {"x": "1"}))
+    adapter.create(_owned(ns, "child-orphan", owner))
+    adapter.delete("v1", "ConfigMap", "owner-orphan", ns, "Orphan")
+
+    def orphaned() -> bool:
+        try:
+            child = adapter.get("v1", "ConfigMap", "child-orphan", ns)
+        except Failure:
+            return False
+        return not child["metadata"].get("ownerReferences")
+
+    return {"orphaned": wait_for(orphaned, 20.0)}
+
+
+def _events_v1(adapter: Adapter, ns: str) -> Any:
+    return [
+        (e.get("reason"), e.get("note"), (e.get("regarding") or {}).get("name"))
+        for e in adapter.list("events.k8s.io/v1", "Event", ns)
+    ]
+
+
+def _defaults_of_namespace(adapter: Adapter, ns: str) -> Any:
+    def present() -> bool:
+        try:
+            adapter.get("v1", "ServiceAccount", "default", ns)
+            adapter.get("v1", "ConfigMap", "kube-root-ca.crt", ns)
+        except Failure:
+            return False
+        return True
+
+    return {"present": wait_for(present, 20.0)}
+
+
 SCRIPT: list[tuple[str, Step]] = [
+    ("default service account and root CA", _defaults_of_namespace),
     ("create configmap", lambda a, ns: _data(a.create(configmap(ns, "cm1", {"a": "1"})))),
     ("create it again", lambda a, ns: a.create(configmap(ns, "cm1", {"a": "1"})) and None),
     ("get configmap", lambda a, ns: _data(a.get("v1", "ConfigMap", "cm1", ns))),
@@ -281,6 +365,13 @@ SCRIPT: list[tuple[str, Step]] = [
         and None,
     ),
     ("event and list", _event),
+    ("events through events.k8s.io", _events_v1),
+    ("client-side apply of a ConfigMap, twice", _client_apply_configmap),
+    ("client-side apply of a Pod, new image", _client_apply_pod),
+    ("table of pods", lambda a, ns: a.table("v1", "Pod", ns)),
+    ("delete owner: dependents collected", lambda a, ns: _collected(a, ns, None)),
+    ("foreground delete", lambda a, ns: _collected(a, ns, "Foreground")),
+    ("orphan delete", _orphaned),
     ("apply by two managers, same values", _apply_twice),
     ("apply a conflicting value", _apply_conflict),
     ("apply with force", _apply_force),
@@ -319,6 +410,7 @@ SCRIPT: list[tuple[str, Step]] = [
         and None,
     ),
     ("list RayClusters", lambda a, ns: _names(a.list("ray.io/v1", "RayCluster", ns))),
+    ("table of RayClusters", lambda a, ns: a.table("ray.io/v1", "RayCluster", ns)),
     ("delete configmap", lambda a, ns: a.delete("v1", "ConfigMap", "cm1", ns)),
     ("delete it again", lambda a, ns: a.delete("v1", "ConfigMap", "cm1", ns)),
     ("may I create pods", lambda a, ns: a.can_i("create", "pods", ns)),
@@ -334,8 +426,12 @@ def run(adapter: Adapter, namespace: str) -> list[Outcome]:
         for name, step in SCRIPT:
             try:
                 value = step(adapter, namespace)
+            except Unsupported:
+                outcomes.append(Outcome(name, None, 0, "", ""))
             except Failure as failure:
                 outcomes.append(Outcome(name, False, failure.code, failure.reason, ""))
+            except Exception as exc:  # the client itself failed on what the server sent
+                outcomes.append(Outcome(name, False, -1, f"client: {type(exc).__name__}", ""))
             else:
                 outcomes.append(Outcome(name, True, 0, "", _canonical(value)))
     finally:

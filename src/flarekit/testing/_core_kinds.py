@@ -654,6 +654,21 @@ EVENTS_V1_SCHEMA = kind_schema(
     reportingController=STRING,
     reportingInstance=STRING,
 )
+#: What a typed Event always carries when read (Go fields without `omitempty`).
+_CORE_EVENT_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("source", {}),
+    ("firstTimestamp", None),
+    ("lastTimestamp", None),
+    ("eventTime", None),
+    ("reportingComponent", ""),
+    ("reportingInstance", ""),
+)
+_V1_EVENT_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("eventTime", None),
+    ("deprecatedSource", {}),
+    ("deprecatedFirstTimestamp", None),
+    ("deprecatedLastTimestamp", None),
+)
 EVENT_FIELDS = {
     "involvedObject.kind": "involvedObject.kind",
     "involvedObject.namespace": "involvedObject.namespace",
@@ -712,6 +727,13 @@ class EventStrategy(Strategy):
             if not obj.get(key):
                 causes.append(Cause("FieldValueRequired", "Required value", key))
         return causes
+
+    def from_stored(self, obj: JSON, api_version: str) -> JSON:
+        """Fields without `omitempty` in the Go type are always there, empty or null."""
+        out = super().from_stored(obj, api_version)
+        for key, empty in _CORE_EVENT_FIELDS:
+            out.setdefault(key, copy.deepcopy(empty))
+        return out
 
     def columns(self) -> list[Column]:
         return [
@@ -808,6 +830,8 @@ class EventsV1Strategy(EventStrategy):
             if core in out:
                 out[v1] = out.pop(core)
         out["apiVersion"], out["kind"] = api_version, "Event"
+        for key, empty in _V1_EVENT_FIELDS:
+            out.setdefault(key, copy.deepcopy(empty))
         return out
 
 
@@ -844,7 +868,7 @@ _BACKEND = obj(
         "resource": OPEN,
     }
 )
-_PATH = obj({"path": STRING, "pathType": STRING, "backend": _BACKEND}, ["pathType", "backend"])
+_PATH = obj({"path": STRING, "pathType": STRING, "backend": _BACKEND}, ["backend"])
 INGRESS_SCHEMA = kind_schema(
     spec=obj(
         {
@@ -882,13 +906,22 @@ class IngressStrategy(Strategy):
         for i, rule in enumerate(spec.get("rules") or []):
             for j, path in enumerate(((rule or {}).get("http") or {}).get("paths") or []):
                 kind = (path or {}).get("pathType")
-                if kind not in PATH_TYPES:
+                where = f"spec.rules[{i}].http.paths[{j}].pathType"
+                if not kind:
+                    causes.append(
+                        Cause(
+                            "FieldValueRequired",
+                            "Required value: pathType must be specified",
+                            where,
+                        )
+                    )
+                elif kind not in PATH_TYPES:
                     allowed = ", ".join(go_quote(p) for p in PATH_TYPES)
                     causes.append(
                         Cause(
                             "FieldValueNotSupported",
-                            f"Unsupported value: {go_quote(str(kind or ''))}: supported values: {allowed}",
-                            f"spec.rules[{i}].http.paths[{j}].pathType",
+                            f"Unsupported value: {go_quote(str(kind))}: supported values: {allowed}",
+                            where,
                         )
                     )
         return causes

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import secrets
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -255,29 +256,6 @@ def update_causes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Cause]
     return [Cause("FieldValueForbidden", SPEC_FORBIDDEN, "spec")]
 
 
-def strategic_as_merge(current: Mapping[str, Any], patch: Any) -> Any:
-    """A strategic merge patch of a pod as a JSON merge patch: container lists are merged by
-    `name` (as their patch strategy says) instead of replaced; other lists are replaced."""
-    if not isinstance(patch, dict) or not isinstance(patch.get("spec"), dict):
-        return patch
-    out = copy.deepcopy(patch)
-    spec = current.get("spec") or {}
-    for key in ("containers", "initContainers"):
-        given = out["spec"].get(key)
-        if not isinstance(given, list):
-            continue
-        merged = [copy.deepcopy(c) for c in spec.get(key) or []]
-        for item in given:
-            name = item.get("name") if isinstance(item, dict) else None
-            found = next((c for c in merged if c.get("name") == name), None)
-            if found is None:
-                merged.append(item)
-            else:
-                found.update(item)
-        out["spec"][key] = merged
-    return out
-
-
 # -- building pods and their states -----------------------------------------------------------
 
 
@@ -396,6 +374,85 @@ def finished_status(pod: Mapping[str, Any], final: str, exit_code: int | None = 
     }
 
 
+# -- what admission plugins add to a new pod ----------------------------------------------
+
+TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+_UNTOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def _token_volume(name: str) -> JSON:
+    return {
+        "name": name,
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {
+                    "configMap": {
+                        "name": "kube-root-ca.crt",
+                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                    }
+                },
+                {
+                    "downwardAPI": {
+                        "items": [
+                            {
+                                "path": "namespace",
+                                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                            }
+                        ]
+                    }
+                },
+            ],
+            "defaultMode": 420,
+        },
+    }
+
+
+def admit(pod: JSON) -> None:
+    """What kube-apiserver's default admission plugins add to a new pod: the service account
+    (ServiceAccount: `default`, its token as a projected volume mounted in every container),
+    tolerations of not-ready and unreachable nodes for 300 s (DefaultTolerationSeconds), the
+    default priority (Priority) and the service links and preemption defaults."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    spec["serviceAccountName"] = spec["serviceAccount"] = account
+    containers = [
+        c
+        for key in ("initContainers", "containers")
+        for c in spec.get(key) or []
+        if isinstance(c, dict)
+    ]
+    for c in containers:
+        c.setdefault("resources", {})
+    if spec.get("automountServiceAccountToken") is not False:
+        suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
+        volume = f"kube-api-access-{suffix}"
+        spec["volumes"] = [*(spec.get("volumes") or []), _token_volume(volume)]
+        for c in containers:
+            mounts = c.get("volumeMounts") or []
+            if not any(m.get("mountPath") == TOKEN_PATH for m in mounts if isinstance(m, dict)):
+                c["volumeMounts"] = [
+                    *mounts,
+                    {"name": volume, "readOnly": True, "mountPath": TOKEN_PATH},
+                ]
+    tolerations = list(spec.get("tolerations") or [])
+    for key in _UNTOLERATED:
+        if not any(isinstance(t, dict) and t.get("key") in (key, None) for t in tolerations):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+    spec["tolerations"] = tolerations
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
+
+
 # -- the pod strategy ---------------------------------------------------------------------
 
 POD_FIELDS = {
@@ -469,6 +526,7 @@ class PodStrategy(Strategy):
 
     def prepare_create(self, obj: JSON) -> None:
         prepare_for_create(obj)
+        admit(obj)
 
     def prepare_update(self, new: JSON, old: JSON) -> None:
         if "status" in old:

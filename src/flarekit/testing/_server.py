@@ -24,9 +24,11 @@ from flarekit.testing import _crd_api, _deletes, _pods, _reads, _writes
 from flarekit.testing._auth import Policy, Rule, rule
 from flarekit.testing._controllers import Controller, ControllerLoop
 from flarekit.testing._core_kinds import CORE_KINDS
+from flarekit.testing._deletes import finalize_namespace
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedRequest, RequestLog
 from flarekit.testing._http import Backend, make_server
+from flarekit.testing._kube_controllers import GarbageCollector, NamespaceDefaults
 from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
 from flarekit.testing._resources import Registry, ResourceType
@@ -102,6 +104,9 @@ class FakeCluster:
         )
         self._controllers = ControllerLoop(self, tick_interval)
         self.store.on_commit.append(self._controllers.offer)
+        self._namespace_defaults = NamespaceDefaults(self.store)
+        self.store.on_commit.append(self._namespace_defaults.on_commit)
+        self.store.on_commit.append(GarbageCollector(self.store, finalize_namespace).on_commit)
         self._dir: Path | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -128,6 +133,8 @@ class FakeCluster:
         host, port = self._server.server_address[:2]
         self._backend.address = f"{host}:{port}"
         write_kubeconfig(self.kubeconfig_path, self.url, tls.ca_cert, self.policy.admin_token)
+        with self.store.lock:
+            self._namespace_defaults.started(tls.ca_cert.read_text())
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},

@@ -227,6 +227,8 @@ class Schema:
         "not_",
         "nullable",
         "one_of",
+        "patch_merge_key",
+        "patch_strategy",
         "pattern",
         "pattern_re",
         "preserve",
@@ -272,6 +274,8 @@ class Schema:
         self.min_props = raw.get("minProperties")
         self.list_type = raw.get("x-kubernetes-list-type")
         self.map_type = raw.get("x-kubernetes-map-type")
+        self.patch_strategy = str(raw.get("x-kubernetes-patch-strategy") or "")
+        self.patch_merge_key = raw.get("x-kubernetes-patch-merge-key")
         self.list_map_keys: tuple[str, ...] = tuple(raw.get("x-kubernetes-list-map-keys") or ())
         self.all_of = [Schema(s) for s in raw.get("allOf") or ()]
         self.any_of = [Schema(s) for s in raw.get("anyOf") or ()]

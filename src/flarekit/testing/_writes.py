@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from flarekit.testing import _apply, _errors, _meta, _pods
+from flarekit.testing import _apply, _errors, _meta
 from flarekit.testing._deletes import finalize_namespace
 from flarekit.testing._patch import PatchError, apply_json_patch, apply_merge_patch
 from flarekit.testing._reads import read_path, scale_view
@@ -31,7 +31,9 @@ from flarekit.testing._request import (
     write_options,
 )
 from flarekit.testing._store import Store
+from flarekit.testing._strategic import apply_strategic
 from flarekit.testing._strategy import strategy_of
+from flarekit.testing._structural import compiled
 
 JSON = dict[str, Any]
 
@@ -277,13 +279,10 @@ def _commit_update(
 def patch(store: Store, req: Request) -> Response:
     """PATCH with a JSON merge patch, a JSON patch, or a server-side apply configuration."""
     content_type = req.content_type.split(";")[0].strip().lower()
-    core = req.rt.group == ""
-    strategic = content_type == STRATEGIC_PATCH and _pods.is_pods(req.rt)
-    if content_type == STRATEGIC_PATCH and core:
-        # Close enough for metadata and status changes; lists are replaced, not merged by key.
-        content_type = MERGE_PATCH
-    if content_type not in CR_PATCH_TYPES:
-        raise _errors.unsupported_media_type(content_type, CR_PATCH_TYPES)
+    accepted = (*CR_PATCH_TYPES, STRATEGIC_PATCH) if req.rt.builtin else CR_PATCH_TYPES
+    if content_type not in accepted:
+        raise _errors.unsupported_media_type(content_type, accepted)
+    strategic = content_type == STRATEGIC_PATCH
     applying = content_type == APPLY_PATCH
     opts = write_options(req, "PatchOptions")
     causes = []
@@ -315,7 +314,8 @@ def patch(store: Store, req: Request) -> Response:
             if content_type == JSON_PATCH:
                 out = apply_json_patch(current, patch_doc)
             elif strategic:
-                out = apply_merge_patch(current, _pods.strategic_as_merge(current, patch_doc))
+                schema = req.version.schema
+                out = apply_strategic(current, patch_doc, compiled(schema) if schema else None)
             else:
                 out = apply_merge_patch(current, patch_doc)
         except PatchError as exc:
