@@ -63,6 +63,19 @@ differential: generate
 differential-golden: generate
 	$(PY) tests/clients/record_golden.py "$(FLAREKIT_REFERENCE_KUBECONFIG)"
 
+## sdk-paths: codeflare-sdk's cluster path and the Kubeflow SDK's trainer path against
+## FakeCluster, in their own virtualenv (they bring Ray); prints each step and the figures
+SDK_VENV ?= .venv-sdk
+$(SDK_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install --quiet --upgrade pip
+	$(SDK_VENV)/bin/pip install --quiet 'codeflare-sdk==0.40.1' 'kubeflow==0.5.0' -e '.[testing]'
+	touch $@
+
+sdk-paths: generate $(SDK_VENV)/.installed
+	$(SDK_VENV)/bin/python tests/sdk_paths/codeflare_path.py
+	$(SDK_VENV)/bin/python tests/sdk_paths/kubeflow_path.py $(dir $(SCHEMA_MIRROR))
+
 ## run: the main job (see README)
 run: generate
 	$(PY) -m flarekit.walkthrough

@@ -19,6 +19,7 @@ from typing import Any
 from flarekit.testing import _errors
 from flarekit.testing._auth import Attributes, Policy
 from flarekit.testing._discovery import storage_version_hash
+from flarekit.testing._meta import timestamp
 from flarekit.testing._request import Response
 
 __all__ = [
@@ -38,21 +39,20 @@ VERSION = "v1"
 PLURAL = "customresourcedefinitions"
 KIND = "CustomResourceDefinition"
 _PREFIX = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
-_CREATED = "2024-08-13T00:00:00Z"
 _NAMESPACE = uuid.UUID("6f1c9b1e-3b7e-4f51-9a8e-6e2f7c0d4a11")
 
 
-def _condition(kind: str, reason: str, message: str) -> JSON:
+def _condition(kind: str, reason: str, message: str, created: str) -> JSON:
     return {
         "type": kind,
         "status": "True",
-        "lastTransitionTime": _CREATED,
+        "lastTransitionTime": created,
         "reason": reason,
         "message": message,
     }
 
 
-def _present(crd: Mapping[str, Any]) -> JSON:
+def _present(crd: Mapping[str, Any], created: str) -> JSON:
     """One CRD as the apiserver returns it: server-set metadata and an Established status."""
     out: JSON = copy.deepcopy(dict(crd))
     meta = out.setdefault("metadata", {})
@@ -60,7 +60,7 @@ def _present(crd: Mapping[str, Any]) -> JSON:
     meta.setdefault("uid", str(uuid.uuid5(_NAMESPACE, name)))
     meta.setdefault("resourceVersion", "1")
     meta.setdefault("generation", 1)
-    meta.setdefault("creationTimestamp", _CREATED)
+    meta.setdefault("creationTimestamp", created)
     spec = out.get("spec") or {}
     names = dict(spec.get("names") or {})
     names.setdefault("singular", str(names.get("kind", "")).lower())
@@ -70,9 +70,12 @@ def _present(crd: Mapping[str, Any]) -> JSON:
         "acceptedNames": names,
         "storedVersions": storage,
         "conditions": [
-            _condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+            _condition("NamesAccepted", "NoConflicts", "no conflicts found", created),
             _condition(
-                "Established", "InitialNamesAccepted", "the initial names have been accepted"
+                "Established",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+                created,
             ),
         ],
     }
@@ -80,8 +83,10 @@ def _present(crd: Mapping[str, Any]) -> JSON:
 
 
 def present_crds(crds: Iterable[Mapping[str, Any]]) -> dict[str, JSON]:
-    """The CRDs to serve, by name, presented once when the FakeCluster is made."""
-    return {str((c.get("metadata") or {}).get("name", "")): _present(c) for c in crds}
+    """The CRDs to serve, by name, presented once when the FakeCluster is made (created then,
+    as if installed when the cluster came up)."""
+    created = timestamp()
+    return {str((c.get("metadata") or {}).get("name", "")): _present(c, created) for c in crds}
 
 
 def is_crd_path(path: str) -> bool:

@@ -292,6 +292,15 @@ def manifest(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
 
 
+#: Simulated nodes pods are bound to when they start.
+NODES = ("fake-node-0", "fake-node-1", "fake-node-2", "fake-node-3")
+
+
+def node_for(pod: Mapping[str, Any]) -> str:
+    raw = hashlib.sha256(str(pod["metadata"].get("uid", "")).encode()).digest()
+    return NODES[raw[0] % len(NODES)]
+
+
 def _address(pod: Mapping[str, Any], prefix: str) -> str:
     raw = hashlib.sha256(f"{pod['metadata'].get('uid', '')}/{prefix}".encode()).digest()
     return f"{prefix}.{raw[0]}.{1 + raw[1] % 254}"

@@ -466,9 +466,26 @@ class FakeCluster:
         return pod
 
     def start_pod(self, namespace: str, name: str) -> JSON:
-        """Report the pod Running, every container started and ready (as a kubelet would)."""
+        """Report the pod Running, every container started and ready (as a kubelet would),
+        on a simulated node it is bound to first (as the scheduler would)."""
+        self.bind_pod(namespace, name)
         pod = self._pod(namespace, name)
         return self.set_status("pods", name, _pods.running_status(pod), namespace)
+
+    def bind_pod(self, namespace: str, name: str, node: str | None = None) -> JSON:
+        """Set the pod's `spec.nodeName`, as the scheduler's binding does (`node` by default
+        one of the simulated nodes `fake-node-0` ... `fake-node-3`, stable per pod)."""
+        pod = self._pod(namespace, name)
+        if (pod.get("spec") or {}).get("nodeName"):
+            return pod
+        chosen = node or _pods.node_for(pod)
+        key = ("", "pods", namespace, name)
+        with self.store.lock:
+            stored = self.store.get(key)
+            if stored is None:
+                return pod
+            stored.setdefault("spec", {})["nodeName"] = chosen
+            return present(self.store.commit(key, stored), _pods.PODS, "v1")
 
     def finish_pod(
         self, namespace: str, name: str, phase: str = "Succeeded", exit_code: int | None = None
