@@ -165,6 +165,12 @@ class Kubectl:
     def client_apply(self, obj: JSON) -> JSON:
         return self._json("apply", "-f", "-", stdin=obj)
 
+    def explain(self, path: str) -> list[str]:
+        return [line.rstrip() for line in self._run("explain", path).splitlines()]
+
+    def set_image(self, kind: str, name: str, namespace: str, container: str, image: str) -> None:
+        self._run("set", "image", f"{kind}/{name}", f"{container}={image}", "-n", namespace)
+
     def table(self, api_version: str, kind: str, namespace: str) -> JSON:
         text = self._run("get", self._type(api_version, kind), "-n", namespace, "-o", "wide")
         lines = [line for line in text.splitlines() if line.strip()]
@@ -306,8 +312,13 @@ class Dynamic:
         }
         return bool(self._dict(self._call(res.create, body=body)).get("status", {}).get("allowed"))
 
+    # -- lightkube -----------------------------------------------------------------------------
 
-# -- lightkube -----------------------------------------------------------------------------
+    def explain(self, path: str) -> list[str]:
+        raise Unsupported("only kubectl explains")
+
+    def set_image(self, kind: str, name: str, namespace: str, container: str, image: str) -> None:
+        raise Unsupported("only kubectl has set image")
 
 
 class Lightkube:
@@ -448,8 +459,13 @@ class Lightkube:
         answer = self._call(self.client.create, review)
         return bool(answer.status.allowed)
 
+    # -- kr8s ----------------------------------------------------------------------------------
 
-# -- kr8s ----------------------------------------------------------------------------------
+    def explain(self, path: str) -> list[str]:
+        raise Unsupported("only kubectl explains")
+
+    def set_image(self, kind: str, name: str, namespace: str, container: str, image: str) -> None:
+        raise Unsupported("only kubectl has set image")
 
 
 class Kr8s:
@@ -608,3 +624,9 @@ class Kr8s:
         review = review_class({**SSAR, "spec": {"resourceAttributes": attributes}}, api=self.api)
         self._call(review.create)
         return bool(review.raw.get("status", {}).get("allowed"))
+
+    def explain(self, path: str) -> list[str]:
+        raise Unsupported("only kubectl explains")
+
+    def set_image(self, kind: str, name: str, namespace: str, container: str, image: str) -> None:
+        raise Unsupported("only kubectl has set image")

@@ -75,6 +75,10 @@ class Adapter(Protocol):
     def can_i(self, verb: str, resource: str, namespace: str) -> bool: ...
     def client_apply(self, obj: JSON) -> JSON: ...
     def table(self, api_version: str, kind: str, namespace: str) -> JSON: ...
+    def explain(self, path: str) -> list[str]: ...
+    def set_image(
+        self, kind: str, name: str, namespace: str, container: str, image: str
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -301,6 +305,19 @@ def _events_v1(adapter: Adapter, ns: str) -> Any:
     ]
 
 
+def _client_apply_raycluster(adapter: Adapter, ns: str) -> Any:
+    adapter.client_apply(raycluster(ns, "rc3"))
+    changed = raycluster(ns, "rc3")
+    changed["spec"]["suspend"] = True
+    done = adapter.client_apply(changed)
+    return {"suspend": done["spec"].get("suspend"), "generation": done["metadata"]["generation"]}
+
+
+def _set_image(adapter: Adapter, ns: str) -> Any:
+    adapter.set_image("pod", "p1", ns, "side", "busybox:1.38")
+    return _images(adapter.get("v1", "Pod", "p1", ns))
+
+
 def _defaults_of_namespace(adapter: Adapter, ns: str) -> Any:
     def present() -> bool:
         try:
@@ -409,6 +426,9 @@ SCRIPT: list[tuple[str, Step]] = [
         )
         and None,
     ),
+    ("client-side apply of a RayCluster, changed", _client_apply_raycluster),
+    ("set image", _set_image),
+    ("explain raycluster.spec", lambda a, ns: a.explain("raycluster.spec")),
     ("list RayClusters", lambda a, ns: _names(a.list("ray.io/v1", "RayCluster", ns))),
     ("table of RayClusters", lambda a, ns: a.table("ray.io/v1", "RayCluster", ns)),
     ("delete configmap", lambda a, ns: a.delete("v1", "ConfigMap", "cm1", ns)),
