@@ -218,8 +218,10 @@ class Registry:
         self._types: dict[tuple[str, str], ResourceType] = {
             (rt.group, rt.plural): rt for rt in builtins
         }
+        from flarekit.testing._conversion import with_conversion
+
         for crd in crds:
-            rt = resource_from_crd(crd)
+            rt = with_conversion(resource_from_crd(crd))
             key = (rt.group, rt.plural)
             if key in self._types:
                 raise CRDError(f"two CRDs define {rt.plural}.{rt.group}")
