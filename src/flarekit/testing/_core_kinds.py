@@ -423,7 +423,7 @@ SERVICE_SCHEMA = kind_schema(
 
 class ServiceStrategy(Strategy):
     generation = False
-    names = "label1035"
+    names = "label"  # RFC 1123 labels since RelaxedServiceNameValidation (on by default)
     typed = True
 
     def prepare_create(self, obj: JSON) -> None:

@@ -43,8 +43,8 @@ _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)  # apimachinery's RegexError, spaces and all
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
 def _max_len_error(length: int) -> str:

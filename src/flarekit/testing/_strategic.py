@@ -63,13 +63,29 @@ def _merge_list(original: list[Any], patch: list[Any], s: Schema) -> list[Any]:
     return merged
 
 
-def _reorder(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
+def _order(merged: list[Any], order: list[Any], original: list[Any], key: str | None) -> list[Any]:
+    """apimachinery's normalizeElementOrder: the items named in `order` (the
+    `$setElementOrder` list, else the patch's own list) in that order, merged with the other
+    items in their live order, each keeping its place relative to the live list."""
     ranks = {_key_of(o, key): n for n, o in enumerate(order)}
-    listed = sorted(
-        (i for i in items if _key_of(i, key) in ranks), key=lambda i: ranks[_key_of(i, key)]
+    live = {_key_of(o, key): n for n, o in enumerate(original)}
+    patched = sorted(
+        (i for i in merged if _key_of(i, key) in ranks), key=lambda i: ranks[_key_of(i, key)]
     )
-    rest = [i for i in items if _key_of(i, key) not in ranks]
-    return listed + rest
+    server_only = [i for i in merged if _key_of(i, key) not in ranks]
+    out: list[Any] = []
+    while patched or server_only:
+        if not server_only:
+            out.append(patched.pop(0))
+        elif not patched:
+            out.append(server_only.pop(0))
+        else:
+            left, right = live.get(_key_of(server_only[0], key)), live.get(_key_of(patched[0], key))
+            if left is not None and right is not None and left < right:
+                out.append(server_only.pop(0))
+            else:
+                out.append(patched.pop(0))
+    return out
 
 
 def merge(original: Any, patch: Any, s: Schema | None) -> Any:
@@ -98,7 +114,7 @@ def merge(original: Any, patch: Any, s: Schema | None) -> Any:
         child = s.child_schema(name) if s is not None else None
         if value is None:
             out.pop(name, None)
-        elif isinstance(value, dict) and (child is None or child.map_type != "atomic"):
+        elif isinstance(value, dict):
             merged = merge(out.get(name), value, child)
             if merged is _DELETE:
                 out.pop(name, None)
@@ -106,15 +122,22 @@ def merge(original: Any, patch: Any, s: Schema | None) -> Any:
                 out[name] = merged
         elif isinstance(value, list) and _merges(child) and child is not None:
             current = out.get(name)
-            out[name] = _merge_list(current if isinstance(current, list) else [], value, child)
+            live = current if isinstance(current, list) else []
+            merged_list = _merge_list(live, value, child)
+            order = patch.get(ORDER + name)
+            if not isinstance(order, list):
+                order = [v for v in value if not (isinstance(v, dict) and "$patch" in v)]
+            out[name] = _order(merged_list, order, live, child.patch_merge_key)
         else:
             out[name] = copy_json(value)
     for name, value in patch.items():
-        if name.startswith(ORDER) and isinstance(value, list):
+        if name.startswith(ORDER) and isinstance(value, list) and name[len(ORDER) :] not in patch:
             field = name[len(ORDER) :]
             child = s.child_schema(field) if s is not None else None
-            if isinstance(out.get(field), list):
-                out[field] = _reorder(out[field], value, child.patch_merge_key if child else None)
+            current = out.get(field)
+            if isinstance(current, list):
+                key = child.patch_merge_key if child is not None else None
+                out[field] = _order(current, value, current, key)
     return out
 
 
