@@ -13,13 +13,13 @@ Pods, with their log subresource and kubelet-like states, are in `_pods`.
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from flarekit.testing._errors import Cause
+from flarekit.testing._json import copy_json
 from flarekit.testing._names import go_quote, qualified_name_errors
 from flarekit.testing._resources import ResourceType, Version
 from flarekit.testing._schema_shapes import (
@@ -133,7 +133,7 @@ class NamespaceStrategy(Strategy):
         obj["status"] = {"phase": "Active"}
 
     def prepare_update(self, new: JSON, old: JSON) -> None:
-        new["spec"] = copy.deepcopy(old.get("spec", {}))
+        new["spec"] = copy_json(old.get("spec", {}))
         name = new["metadata"].get("name") or ""
         new["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
 
@@ -456,7 +456,7 @@ class ServiceStrategy(Strategy):
         spec, was = new.setdefault("spec", {}), old.get("spec") or {}
         for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
             if key not in spec and key in was:
-                spec[key] = copy.deepcopy(was[key])
+                spec[key] = copy_json(was[key])
         for port in spec.get("ports") or []:
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
@@ -466,7 +466,7 @@ class ServiceStrategy(Strategy):
         spec.setdefault("sessionAffinity", "None")
         if spec.get("type") != "ExternalName":
             spec.setdefault("internalTrafficPolicy", "Cluster")
-        new["status"] = copy.deepcopy(old.get("status", {"loadBalancer": {}}))
+        new["status"] = copy_json(old.get("status", {"loadBalancer": {}}))
 
     def validate(self, obj: JSON) -> list[Cause]:
         spec = obj.get("spec") or {}
@@ -732,7 +732,7 @@ class EventStrategy(Strategy):
         """Fields without `omitempty` in the Go type are always there, empty or null."""
         out = super().from_stored(obj, api_version)
         for key, empty in _CORE_EVENT_FIELDS:
-            out.setdefault(key, copy.deepcopy(empty))
+            out.setdefault(key, copy_json(empty))
         return out
 
     def columns(self) -> list[Column]:
@@ -831,7 +831,7 @@ class EventsV1Strategy(EventStrategy):
                 out[v1] = out.pop(core)
         out["apiVersion"], out["kind"] = api_version, "Event"
         for key, empty in _V1_EVENT_FIELDS:
-            out.setdefault(key, copy.deepcopy(empty))
+            out.setdefault(key, copy_json(empty))
         return out
 
 

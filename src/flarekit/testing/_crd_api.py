@@ -11,7 +11,6 @@ Writes are refused: the set of served resources is fixed when the FakeCluster st
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -53,9 +52,12 @@ def _condition(kind: str, reason: str, message: str, created: str) -> JSON:
 
 
 def _present(crd: Mapping[str, Any], created: str) -> JSON:
-    """One CRD as the apiserver returns it: server-set metadata and an Established status."""
-    out: JSON = copy.deepcopy(dict(crd))
-    meta = out.setdefault("metadata", {})
+    """One CRD as the apiserver returns it: server-set metadata and an Established status.
+
+    Only what is added is new: the spec is the given CRD's own (served read-only, never
+    changed), so making a FakeCluster does not copy megabytes of schemas."""
+    out: JSON = dict(crd)
+    meta = out["metadata"] = dict(out.get("metadata") or {})
     name = str(meta.get("name", ""))
     meta.setdefault("uid", str(uuid.uuid5(_NAMESPACE, name)))
     meta.setdefault("resourceVersion", "1")
@@ -82,10 +84,14 @@ def _present(crd: Mapping[str, Any], created: str) -> JSON:
     return out
 
 
+#: When the served CRDs were "installed": when this process first served them. One time for
+#: every FakeCluster of a process, so a CRD reads the same (byte for byte) from each of them.
+_INSTALLED = timestamp()
+
+
 def present_crds(crds: Iterable[Mapping[str, Any]]) -> dict[str, JSON]:
-    """The CRDs to serve, by name, presented once when the FakeCluster is made (created then,
-    as if installed when the cluster came up)."""
-    created = timestamp()
+    """The CRDs to serve, by name, presented once when the FakeCluster is made."""
+    created = _INSTALLED
     return {str((c.get("metadata") or {}).get("name", "")): _present(c, created) for c in crds}
 
 

@@ -18,12 +18,12 @@ JSON = dict[str, Any]
 
 KUBERNETES_VERSION = {
     "major": "1",
-    "minor": "31",
-    "gitVersion": "v1.31.0+flarekit.fake",
+    "minor": "36",
+    "gitVersion": "v1.36.3+flarekit.fake",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
-    "buildDate": "2024-08-13T00:00:00Z",
-    "goVersion": "go1.22.5",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.26.0",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

@@ -6,14 +6,20 @@ than `copy.deepcopy`, which dominates start-up and every read otherwise.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 
-def copy_json(value: Any) -> Any:
-    """A deep copy of JSON data (other objects are shared, as immutable leaves)."""
+def _copy(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {k: v if type(v) not in (dict, list) else copy_json(v) for k, v in value.items()}
+        return {k: v if type(v) not in (dict, list) else _copy(v) for k, v in value.items()}
     if kind is list:
-        return [v if type(v) not in (dict, list) else copy_json(v) for v in value]
+        return [v if type(v) not in (dict, list) else _copy(v) for v in value]
     return value
+
+
+def copy_json(value: T) -> T:
+    """A deep copy of JSON data (other objects are shared, as immutable leaves)."""
+    return cast(T, _copy(value))

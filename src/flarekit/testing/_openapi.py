@@ -12,13 +12,13 @@ v1.Pod`), with `x-kubernetes-group-version-kind`, `metadata` referring to Object
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from flarekit.testing._json import copy_json
 from flarekit.testing._resources import Registry, ResourceType, Version
 
 JSON = dict[str, Any]
@@ -131,7 +131,7 @@ def _ref(name: str, v3: bool) -> JSON:
 
 
 def _kind_schema(rt: ResourceType, version: Version, v3: bool) -> JSON:
-    schema: JSON = copy.deepcopy(version.schema) if version.schema else {"type": "object"}
+    schema: JSON = copy_json(version.schema) if version.schema else {"type": "object"}
     schema.setdefault("type", "object")
     props = schema.setdefault("properties", {})
     props.setdefault("apiVersion", {"type": "string"})

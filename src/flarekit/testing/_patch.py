@@ -13,9 +13,10 @@ RFC 6902 requires (the library the API server uses silently adds it).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
+
+from flarekit.testing._json import copy_json
 
 __all__ = ["PatchError", "apply_json_patch", "apply_merge_patch"]
 
@@ -63,9 +64,9 @@ def apply_merge_patch(doc: Any, patch: Any) -> Any:
     Patch", 400); an array patch replaces the document.
     """
     if isinstance(patch, dict):
-        return copy.deepcopy(_merge(doc, patch))
+        return copy_json(_merge(doc, patch))
     if isinstance(patch, list):
-        return copy.deepcopy(_without_nulls(patch))
+        return copy_json(_without_nulls(patch))
     raise PatchError("Invalid JSON Patch", 400)
 
 
@@ -180,7 +181,7 @@ def _string_member(op: Mapping[str, Any], name: str) -> str | None:
 def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
     kind = op.get("op") if isinstance(op.get("op"), str) else "unknown"
     path = _string_member(op, "path")
-    value = copy.deepcopy(op.get("value"))
+    value = copy_json(op.get("value"))
     if kind not in ("add", "remove", "replace", "move", "copy", "test"):
         raise PatchError(f"Unexpected kind: {kind}")
     if path is None:
@@ -210,7 +211,7 @@ def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
                     return
                 _remove(*found)
             else:
-                moved = copy.deepcopy(moved)
+                moved = copy_json(moved)
         except _Failure as err:
             raise PatchError(f"error in {kind} for path: '{source}': {err}") from None
         target = _find_parent(doc, path)
@@ -274,7 +275,7 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
                 "jsonpatch.Operation",
                 400,
             )
-    result = copy.deepcopy(doc)
+    result = copy_json(doc)
     for op in patch:
         _apply_one(result, op or {})
     return result

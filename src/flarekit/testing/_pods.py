@@ -10,7 +10,6 @@ what tests (`add_pod`, `start_pod`, `finish_pod`) and simulated controllers writ
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping
@@ -18,6 +17,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from flarekit.testing._errors import Cause
+from flarekit.testing._json import copy_json
 from flarekit.testing._meta import timestamp
 from flarekit.testing._names import dns1123_label_errors, go_quote
 from flarekit.testing._resources import ResourceType, Version
@@ -239,7 +239,7 @@ def prepare_for_create(pod: JSON) -> None:
 
 
 def _comparable(spec: Mapping[str, Any]) -> JSON:
-    out = copy.deepcopy(dict(spec))
+    out = copy_json(dict(spec))
     for key in ("containers", "initContainers"):
         for container in out.get(key) or []:
             if isinstance(container, dict):
@@ -539,7 +539,7 @@ class PodStrategy(Strategy):
 
     def prepare_update(self, new: JSON, old: JSON) -> None:
         if "status" in old:
-            new["status"] = copy.deepcopy(old["status"])
+            new["status"] = copy_json(old["status"])
 
     def validate(self, obj: JSON) -> list[Cause]:
         return validate(obj)

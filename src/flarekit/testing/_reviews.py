@@ -11,12 +11,12 @@ create `tokenreviews`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from flarekit.testing import _apply, _errors
 from flarekit.testing._auth import Attributes, Policy, Rule
+from flarekit.testing._json import copy_json
 from flarekit.testing._meta import timestamp
 from flarekit.testing._resources import ResourceType, Version
 from flarekit.testing._schema_shapes import STRING, atomic_list, kind_schema, obj
@@ -110,7 +110,7 @@ class AccessReview(Review):
             verb = str(non_resource.get("verb", ""))
             allowed = policy.is_admin(user) and policy.allow_rules(user) is None
             allowed = allowed or (verb == "get" and _path_allowed(path, DISCOVERY_PATHS))
-        out = copy.deepcopy(doc)
+        out = copy_json(doc)
         out["status"] = {"allowed": allowed}
         return out
 
@@ -146,8 +146,8 @@ class RulesReview(Review):
                 [_errors.Cause("FieldValueRequired", "Required value", "spec.namespace")],
             )
         rules = policy.allow_rules(user)
-        resource_rules = copy.deepcopy(BASIC_RESOURCE_RULES)
-        non_resource = copy.deepcopy(BASIC_NON_RESOURCE_RULES)
+        resource_rules = copy_json(BASIC_RESOURCE_RULES)
+        non_resource = copy_json(BASIC_NON_RESOURCE_RULES)
         if rules is None:
             resource_rules.append({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
             non_resource.insert(0, {"verbs": ["*"], "nonResourceURLs": ["*"]})
@@ -158,7 +158,7 @@ class RulesReview(Review):
                 if r.namespaces is None or namespace in r.namespaces
                 if r.users is None or user in r.users
             )
-        out = copy.deepcopy(doc)
+        out = copy_json(doc)
         out["metadata"] = {}
         out["spec"] = {}
         out["status"] = {
@@ -171,7 +171,7 @@ class RulesReview(Review):
 
 class SelfReview(Review):
     def answer(self, policy: Policy, user: str, doc: JSON) -> JSON:
-        out = copy.deepcopy(doc)
+        out = copy_json(doc)
         out["metadata"] = {"creationTimestamp": timestamp()}
         out["status"] = {"userInfo": {"username": user, "groups": policy.groups(user)}}
         return out
@@ -182,7 +182,7 @@ class TokenReview(Review):
         spec = doc.get("spec") or {}
         token = str(spec.get("token", ""))
         found = policy.user_for_token(token) if token else None
-        out = copy.deepcopy(doc)
+        out = copy_json(doc)
         if found is None:
             out["status"] = {"user": {}, "error": "invalid bearer token"}
             return out

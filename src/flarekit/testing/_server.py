@@ -10,6 +10,7 @@ like objects created through the API.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -46,7 +47,11 @@ _RUNNING: weakref.WeakSet[FakeCluster] = weakref.WeakSet()
 
 
 def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
-    """CRDs of the given upstream releases (all default releases when None)."""
+    """CRDs of the given upstream releases (all default releases when None).
+
+    Read once per set of releases and shared by every FakeCluster that serves them: nothing
+    changes a served CRD, and compiled schemas are cached per schema object, so later
+    FakeClusters start without reading or compiling them again."""
     try:
         from flarekit_models._crds import crds_for, default_releases
     except ImportError as exc:
@@ -55,7 +60,14 @@ def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
             "upstream releases; build it with `make generate`, or pass crds=[...] explicitly"
         ) from exc
     chosen = dict(default_releases() if releases is None else releases)
-    return [dict(c) for c in crds_for(chosen)]
+    return list(_release_crds(tuple(sorted(chosen.items())), crds_for))
+
+
+@functools.lru_cache(maxsize=16)
+def _release_crds(
+    releases: tuple[tuple[str, str], ...], crds_for: Callable[[dict[str, str]], Any]
+) -> tuple[JSON, ...]:
+    return tuple(dict(c) for c in crds_for(dict(releases)))
 
 
 class FakeCluster:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import ipaddress
 import json
 import math
@@ -45,6 +44,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+from flarekit.testing._json import copy_json
 from flarekit.testing._names import (
     dns1035_label_errors,
     dns1123_label_errors,
@@ -362,7 +362,7 @@ def _compile_pattern(pattern: str) -> re.Pattern[str] | None:
 
 
 _CACHE: OrderedDict[int, tuple[Mapping[str, Any], Schema]] = OrderedDict()
-_CACHE_SIZE = 64
+_CACHE_SIZE = 1024  # every served version of every default release, with room
 
 
 def compiled(schema: Mapping[str, Any]) -> Schema:
@@ -1053,7 +1053,7 @@ def admit(
     sorted, e.g. ``["spec.foo"]`` for the ``unknown field "spec.foo"`` warning.
     """
     root = compiled(schema)
-    result = copy.deepcopy(dict(obj))
+    result = copy_json(dict(obj))
     pruner = _Pruner()
     pruner.prune(result, root, "", embedded=True)
 

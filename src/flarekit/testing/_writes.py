@@ -8,7 +8,6 @@ optimistic concurrency, bump generation, record field managers, then store (unle
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -16,6 +15,7 @@ import yaml
 
 from flarekit.testing import _apply, _errors, _meta
 from flarekit.testing._deletes import finalize_namespace
+from flarekit.testing._json import copy_json
 from flarekit.testing._patch import PatchError, apply_json_patch, apply_merge_patch
 from flarekit.testing._reads import read_path, scale_view
 from flarekit.testing._request import (
@@ -209,7 +209,7 @@ def _commit_update(
     status_sub = req.version.status_subresource
     strategy = strategy_of(req.rt)
     old_view = present(old, req.rt, req.version.name)
-    new = copy.deepcopy(new)
+    new = copy_json(new)
     new["apiVersion"], new["kind"] = req.api_version, req.rt.kind
     managed = (new.get("metadata") or {}).get("managedFields") if applied else None
     if req.subresource == "status":
@@ -400,7 +400,7 @@ def _write_scale(store: Store, req: Request, opts: WriteOptions, change: Any) ->
     with store.lock:
         old = _existing(store, req)
         view = scale_view(req, old)
-        new_view = change(copy.deepcopy(view))
+        new_view = change(copy_json(view))
         given = (new_view.get("metadata") or {}).get("resourceVersion")
         if given and str(given) != old["metadata"]["resourceVersion"]:
             raise _errors.conflict(req.rt.plural, req.rt.group, req.name)
