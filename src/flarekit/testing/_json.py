@@ -23,3 +23,16 @@ def _copy(value: Any) -> Any:
 def copy_json(value: T) -> T:
     """A deep copy of JSON data (other objects are shared, as immutable leaves)."""
     return cast(T, _copy(value))
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: booleans are not numbers, 1 equals 1.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return False
+    return bool(a == b)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flarekit.testing._json import copy_json
+from flarekit.testing._json import copy_json, json_equal
 
 __all__ = ["PatchError", "apply_json_patch", "apply_merge_patch"]
 
@@ -160,19 +160,6 @@ def _remove(container: Any, key: str) -> Any:
     return container.pop(_array_index(container, key, insert=False))
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
-        return False
-    return bool(a == b)
-
-
 def _string_member(op: Mapping[str, Any], name: str) -> str | None:
     value = op.get(name)
     return value if isinstance(value, str) else None
@@ -250,7 +237,7 @@ def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
         else:  # test
             present = not isinstance(container, dict) or key in container
             current = _get(container, key) if present else None
-            if not _same(current, value):
+            if not json_equal(current, value):
                 raise PatchError(f"testing value {path} failed: test failed")
     except _Failure as err:
         raise PatchError(f"error in {kind} for path: '{path}': {err}") from None

@@ -69,7 +69,7 @@ class Admission:
             raise _errors.bad_request(detail)
         if unknown and self.opts.field_validation == "Warn":
             self.warnings.extend(f'unknown field "{u}"' for u in unknown)
-        causes = [_errors.Cause(c.reason, c.message, c.field) for c in result.causes]
+        causes = list(result.causes)
         return dict(result.obj), causes
 
 
