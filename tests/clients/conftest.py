@@ -1,11 +1,10 @@
-"""Backends and clients for the client differential suite.
+"""Backends for the client differential suite.
 
 FakeCluster is always there. The real side is a kube-apiserver reached through a kubeconfig:
-`flarekit.testing.ControlPlane` where the project provides it, else the cluster of
-`FLAREKIT_REFERENCE_KUBECONFIG` (with the pinned CRDs installed, and a controller manager for
-garbage collection and namespace defaults). Without one, FakeCluster is compared with the
-outcomes recorded from the real server in `golden/` (`make differential-golden` rewrites
-them from a live one).
+the cluster of `FLAREKIT_REFERENCE_KUBECONFIG` when set, else the session's
+`flarekit.testing.ControlPlane` (tests/conftest.py). Where the control plane is not built
+(outside CI), FakeCluster is compared with the outcomes recorded from a real one in
+`golden/` (`make differential-golden` records them again).
 """
 
 from __future__ import annotations
@@ -20,27 +19,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from differential_backends import ENV
+
 from flarekit.testing import FakeCluster
-
-ENV = "FLAREKIT_REFERENCE_KUBECONFIG"
-CLIENTS = ("kubectl", "dynamic", "lightkube", "kr8s")
-
-
-def kubectl_binary() -> Path:
-    """The kubectl `make` placed beside the interpreter (from the registry package)."""
-    found = Path(sys.executable).parent / "kubectl"
-    if not found.exists():
-        pytest.fail(f"{found} is missing: run `make` (it installs kubectl into the virtualenv)")
-    return found
-
-
-def adapter(name: str, kubeconfig: Path) -> Any:
-    import adapters
-
-    if name == "kubectl":
-        return adapters.Kubectl(kubectl_binary(), kubeconfig)
-    made = {"dynamic": adapters.Dynamic, "lightkube": adapters.Lightkube, "kr8s": adapters.Kr8s}
-    return made[name](kubeconfig)
 
 
 @pytest.fixture(scope="session")
@@ -50,16 +31,16 @@ def fake_kubeconfig() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def real_kubeconfig() -> Iterator[Path | None]:
+def real_kubeconfig(request: pytest.FixtureRequest) -> Path | None:
     """A live kube-apiserver's kubeconfig, or None (then the recorded outcomes are used)."""
+    given = os.environ.get(ENV)
+    if given:
+        return Path(given)
     try:
-        from flarekit.testing import ControlPlane  # type: ignore[attr-defined]
-    except ImportError:
-        given = os.environ.get(ENV)
-        yield Path(given) if given else None
-        return
-    with ControlPlane() as cp:
-        yield Path(cp.kubeconfig_path)
+        plane = request.getfixturevalue("control_plane")
+    except pytest.skip.Exception:  # not built here (in CI that is a failure, not a skip)
+        return None
+    return Path(plane.kubeconfig_path)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import CLIENTS
 from test_differential import _run, save_golden
+
+from conftest import CLIENTS
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

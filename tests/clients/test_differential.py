@@ -14,8 +14,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from conftest import CLIENTS, adapter
 from differential import Outcome, run
+from differential_backends import CLIENTS, adapter
 
 GOLDEN = Path(__file__).parent / "golden"
 
