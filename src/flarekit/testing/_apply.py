@@ -210,6 +210,18 @@ def _overlap(a: Path, b: Path) -> bool:
     return a[:n] == b[:n]
 
 
+class _Paths:
+    """A set of paths that answers "does this path overlap one of you" (one is a prefix of
+    the other) in time proportional to the path's depth, not the set's size."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self.paths = set(paths)
+        self.prefixes = {p[:i] for p in self.paths for i in range(1, len(p) + 1)}
+
+    def overlaps(self, path: Path) -> bool:
+        return path in self.prefixes or any(path[:i] in self.paths for i in range(1, len(path)))
+
+
 def to_fields_v1(paths: Iterable[Path]) -> JSON:
     tree: JSON = {}
     for path in sorted(paths):
@@ -348,13 +360,14 @@ def record_update(
     changed = {p for p in before.keys() | after.keys() if before.get(p, ...) != after.get(p, ...)}
     if changed:
         for e in entries:
-            e.paths = {p for p in e.paths if not any(_overlap(p, c) for c in changed)}
+            touched = _Paths(changed)
+            e.paths = {p for p in e.paths if not touched.overlaps(p)}
         mine = _entry(entries, manager, "Update", subresource)
         mine.paths |= {c for c in changed if c in after}
         mine.api_version, mine.time = api_version, now()
-    live = leaves(tracked(new, "", False), s)
+    live = _Paths(leaves(tracked(new, "", False), s))
     for e in entries:
-        e.paths = {p for p in e.paths if any(_overlap(p, q) for q in live)}
+        e.paths = {p for p in e.paths if live.overlaps(p)}
     write_entries(new, entries)
 
 
@@ -377,8 +390,9 @@ def apply(
     for e in entries:
         if e.same_owner(manager, "Apply", subresource):
             continue
+        owned = _Paths(e.paths)
         for path, value in sorted(wanted_leaves.items()):
-            if path[-1] == "." or not any(_overlap(path, q) for q in e.paths):
+            if path[-1] == "." or not owned.overlaps(path):
                 continue
             exists, current = _value_at(live, path)
             if not exists or current != value:
@@ -389,12 +403,12 @@ def apply(
         e.paths = {p for p in e.paths if not _overlap(p, path)}
 
     mine = _entry(entries, manager, "Apply", subresource)
-    others = [e for e in entries if e is not mine]
+    others_paths = [_Paths(e.paths) for e in entries if e is not mine]
     result: JSON = copy_json(live)
     for path in sorted(mine.paths - set(wanted_leaves), key=len, reverse=True):
         if any(_overlap(path, w) and len(w) > len(path) for w in wanted_leaves):
             continue
-        if not any(any(_overlap(path, q) for q in e.paths) for e in others):
+        if not any(other.overlaps(path) for other in others_paths):
             _remove(result, path)
             _prune_empty(result, path)
     result = dict(merge(result, wanted, s))

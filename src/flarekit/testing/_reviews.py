@@ -169,11 +169,17 @@ class RulesReview(Review):
         return out
 
 
+def _user_info(policy: Policy, user: str) -> JSON:
+    """A user as the token authenticator describes it (its uid is its name, as in the token
+    file of flarekit's ControlPlane)."""
+    return {"username": user, "uid": user, "groups": policy.groups(user)}
+
+
 class SelfReview(Review):
     def answer(self, policy: Policy, user: str, doc: JSON) -> JSON:
         out = copy_json(doc)
         out["metadata"] = {"creationTimestamp": timestamp()}
-        out["status"] = {"userInfo": {"username": user, "groups": policy.groups(user)}}
+        out["status"] = {"userInfo": _user_info(policy, user)}
         return out
 
 
@@ -189,7 +195,7 @@ class TokenReview(Review):
         audiences = spec.get("audiences") or [AUDIENCE]
         out["status"] = {
             "authenticated": True,
-            "user": {"username": found, "groups": policy.groups(found)},
+            "user": _user_info(policy, found),
             "audiences": audiences,
         }
         return out

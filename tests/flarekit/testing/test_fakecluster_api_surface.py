@@ -53,6 +53,7 @@ def test_who_am_i_and_token_reviews(cluster: FakeCluster, raw: Raw, ns: str) -> 
     assert code == 201
     assert me["status"]["userInfo"] == {
         "username": "flarekit-admin",
+        "uid": "flarekit-admin",
         "groups": ["system:masters", "system:authenticated"],
     }
     token = cluster.add_user(f"someone-{ns}")
