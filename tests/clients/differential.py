@@ -223,15 +223,16 @@ def _event(adapter: Adapter, ns: str) -> Any:
             "type": "Normal",
         }
     )
-    return [(e.get("reason"), e.get("type")) for e in adapter.list("v1", "Event", ns)]
+    return sorted((e.get("reason"), e.get("type")) for e in adapter.list("v1", "Event", ns))
 
 
 def _apply_twice(adapter: Adapter, ns: str) -> Any:
     """Two managers apply identical values, list items included: no conflict."""
     adapter.apply(pod(ns, "p2"), "first")
     second = adapter.apply(pod(ns, "p2"), "second")
-    managers = sorted(m.get("manager") for m in (second["metadata"].get("managedFields") or []))
-    return {"images": _images(second), "managers": managers}
+    fields = second["metadata"].get("managedFields") or []
+    appliers = sorted(m.get("manager") for m in fields if m.get("operation") == "Apply")
+    return {"images": _images(second), "appliers": appliers}
 
 
 def _apply_conflict(adapter: Adapter, ns: str) -> Any:
@@ -299,10 +300,15 @@ def _orphaned(adapter: Adapter, ns: str) -> Any:
 
 
 def _events_v1(adapter: Adapter, ns: str) -> Any:
-    return [
-        (e.get("reason"), e.get("note"), (e.get("regarding") or {}).get("name"))
-        for e in adapter.list("events.k8s.io/v1", "Event", ns)
-    ]
+    found = adapter.list("events.k8s.io/v1", "Event", ns)
+    own = [e.get("note") for e in found if e.get("reason") == "Tested"]
+    return {
+        "events": sorted(
+            (e.get("reason"), e.get("reportingController"), (e.get("regarding") or {}).get("name"))
+            for e in found
+        ),
+        "note": own,
+    }
 
 
 def _client_apply_raycluster(adapter: Adapter, ns: str) -> Any:

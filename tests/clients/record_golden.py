@@ -13,9 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from differential_backends import CLIENTS
 from test_differential import _run, save_golden
-
-from conftest import CLIENTS
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

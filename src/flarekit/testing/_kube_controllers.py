@@ -8,6 +8,10 @@
 - **Service account controller** and **root CA publisher**: every namespace gets the
   `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap (the cluster's CA, once the
   FakeCluster has started and made one).
+- **Scheduler**: a new pod for the default scheduler is bound to one of the simulated nodes
+  (`spec.nodeName`, the `PodScheduled` condition) and gets the scheduler's `Scheduled`
+  Event. Nothing runs it: its status stays `Pending` until a test or simulated operator
+  starts it.
 
 They run inside the write that triggers them (a real controller manager acts a moment
 later): tests see the outcome at once and need no waiting. Objects are found through an
@@ -16,6 +20,8 @@ index of owner uids, so a deletion costs what it deletes, not the size of the st
 
 from __future__ import annotations
 
+import datetime
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -199,3 +205,64 @@ def _object(kind: str, namespace: str, name: str, body: JSON, meta: JSON | None 
         },
         **body,
     }
+
+
+class Scheduler:
+    """Binds new pods to simulated nodes, as kube-scheduler does, with its Event."""
+
+    def __init__(self, store: Store, nodes: tuple[str, ...]) -> None:
+        self.store = store
+        self.nodes = nodes
+
+    def on_commit(self, event: Event) -> None:
+        if event.type != "ADDED" or event.key[:2] != ("", "pods"):
+            return
+        pod = event.obj
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") or spec.get("schedulerName", "default-scheduler") != (
+            "default-scheduler"
+        ):
+            return
+        self.bind(event.key, self.node_for(pod))
+
+    def node_for(self, pod: JSON) -> str:
+        uid = str((pod.get("metadata") or {}).get("uid", ""))
+        return self.nodes[int(uid.replace("-", "")[:8] or "0", 16) % len(self.nodes)]
+
+    def bind(self, key: Key, node: str) -> None:
+        pod = self.store.get(key)
+        if pod is None or (pod.get("spec") or {}).get("nodeName"):
+            return
+        pod.setdefault("spec", {})["nodeName"] = node
+        status = pod.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        now = _meta.timestamp()
+        scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+        status["conditions"] = [{**scheduled, "lastTransitionTime": now}, *conditions]
+        bound = self.store.commit(key, pod)
+        self._event(bound, node)
+
+    def _event(self, pod: JSON, node: str) -> None:
+        meta = pod["metadata"]
+        namespace, name = str(meta.get("namespace", "")), str(meta["name"])
+        micro = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        event_name = f"{name}.{secrets.token_hex(8)}"
+        body = {
+            "involvedObject": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": name,
+                "namespace": namespace,
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            },
+            "reason": "Scheduled",
+            "message": f"Successfully assigned {namespace}/{name} to {node}",
+            "type": "Normal",
+            "eventTime": micro,
+            "action": "Binding",
+            "reportingComponent": "default-scheduler",
+            "reportingInstance": "default-scheduler-flarekit",
+        }
+        key: Key = ("", "events", namespace, event_name)
+        self.store.commit(key, _object("Event", namespace, event_name, body))

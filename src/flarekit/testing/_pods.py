@@ -292,13 +292,8 @@ def manifest(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
 
 
-#: Simulated nodes pods are bound to when they start.
-NODES = ("fake-node-0", "fake-node-1", "fake-node-2", "fake-node-3")
-
-
-def node_for(pod: Mapping[str, Any]) -> str:
-    raw = hashlib.sha256(str(pod["metadata"].get("uid", "")).encode()).digest()
-    return NODES[raw[0] % len(NODES)]
+#: The simulated nodes pods are bound to (the names of flarekit's ControlPlane's nodes).
+NODES = ("node-0", "node-1")
 
 
 def _address(pod: Mapping[str, Any], prefix: str) -> str:

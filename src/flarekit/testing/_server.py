@@ -29,7 +29,7 @@ from flarekit.testing._deletes import finalize_namespace
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedRequest, RequestLog
 from flarekit.testing._http import Backend, make_server
-from flarekit.testing._kube_controllers import GarbageCollector, NamespaceDefaults
+from flarekit.testing._kube_controllers import GarbageCollector, NamespaceDefaults, Scheduler
 from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
 from flarekit.testing._resources import Registry, ResourceType
@@ -119,6 +119,8 @@ class FakeCluster:
         self._namespace_defaults = NamespaceDefaults(self.store)
         self.store.on_commit.append(self._namespace_defaults.on_commit)
         self.store.on_commit.append(GarbageCollector(self.store, finalize_namespace).on_commit)
+        self._scheduler = Scheduler(self.store, _pods.NODES)
+        self.store.on_commit.append(self._scheduler.on_commit)
         self._dir: Path | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -485,19 +487,16 @@ class FakeCluster:
         return self.set_status("pods", name, _pods.running_status(pod), namespace)
 
     def bind_pod(self, namespace: str, name: str, node: str | None = None) -> JSON:
-        """Set the pod's `spec.nodeName`, as the scheduler's binding does (`node` by default
-        one of the simulated nodes `fake-node-0` ... `fake-node-3`, stable per pod)."""
+        """Bind the pod to `node` (by default one of the simulated nodes `node-0`, `node-1`,
+        stable per pod), as the scheduler's binding does; pods of the default scheduler are
+        bound when they are created, this is for the others."""
         pod = self._pod(namespace, name)
-        if (pod.get("spec") or {}).get("nodeName"):
-            return pod
-        chosen = node or _pods.node_for(pod)
-        key = ("", "pods", namespace, name)
-        with self.store.lock:
-            stored = self.store.get(key)
-            if stored is None:
-                return pod
-            stored.setdefault("spec", {})["nodeName"] = chosen
-            return present(self.store.commit(key, stored), _pods.PODS, "v1")
+        if not (pod.get("spec") or {}).get("nodeName"):
+            with self.store.lock:
+                self._scheduler.bind(
+                    ("", "pods", namespace, name), node or self._scheduler.node_for(pod)
+                )
+        return self._pod(namespace, name)
 
     def finish_pod(
         self, namespace: str, name: str, phase: str = "Succeeded", exit_code: int | None = None

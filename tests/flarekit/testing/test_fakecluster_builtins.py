@@ -186,7 +186,14 @@ def test_protobuf_for_a_custom_resource_is_refused(raw: Raw, ns: str) -> None:
     assert made.status == 415
 
 
-def test_started_pods_are_bound_to_a_simulated_node(cluster: FakeCluster, ns: str) -> None:
-    cluster.add_pod(ns, "runner", phase="Running")
+def test_new_pods_are_scheduled_to_a_simulated_node(
+    cluster: FakeCluster, core: Any, ns: str
+) -> None:
+    cluster.add_pod(ns, "runner")
     pod = cluster.get("pods", "runner", ns)
-    assert pod is not None and pod["spec"]["nodeName"].startswith("fake-node-")
+    assert pod is not None and pod["spec"]["nodeName"] in ("node-0", "node-1")
+    assert pod["status"]["phase"] == "Pending"  # scheduled, not running
+    assert pod["status"]["conditions"][0]["type"] == "PodScheduled"
+    [event] = core.list_namespaced_event(ns, field_selector="involvedObject.name=runner").items
+    assert (event.reason, event.reporting_component) == ("Scheduled", "default-scheduler")
+    assert event.message == f"Successfully assigned {ns}/runner to {pod['spec']['nodeName']}"

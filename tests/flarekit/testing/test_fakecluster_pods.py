@@ -97,13 +97,7 @@ def test_list_by_selector_watch_status_and_delete(cluster: FakeCluster, core: An
         events.append((event["type"], event["object"].status.phase))
         if event["type"] == "DELETED":
             watch.stop()
-    # bound to a node (as the scheduler does), then running, failed and deleted
-    assert events == [
-        ("MODIFIED", "Pending"),
-        ("MODIFIED", "Running"),
-        ("MODIFIED", "Failed"),
-        ("DELETED", "Failed"),
-    ]
+    assert events == [("MODIFIED", "Running"), ("MODIFIED", "Failed"), ("DELETED", "Failed")]
     failed = cluster.objects("pods", ns)
     assert [p["metadata"]["name"] for p in failed] == ["b", "c"]
 
