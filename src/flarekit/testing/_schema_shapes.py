@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from flarekit.testing._resources import Version
+
 JSON = dict[str, Any]
 
 STRING: JSON = {"type": "string"}
@@ -120,3 +122,7 @@ OBJECT_REFERENCE = obj(
     atomic=True,
 )
 LOCAL_REFERENCE = obj({"name": STRING}, atomic=True)
+
+
+def v1_versions(schema: JSON, status: bool = False) -> tuple[Version, ...]:
+    return (Version("v1", True, True, schema, status_subresource=status),)
