@@ -8,7 +8,7 @@ errors that name the offending field, keeps the request handlers free of diction
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -214,14 +214,14 @@ class Registry:
         self,
         crds: Iterable[Mapping[str, Any]],
         builtins: Iterable[ResourceType] = (),
+        adapt: Callable[[ResourceType], ResourceType] = lambda rt: rt,
     ) -> None:
+        """`adapt` may give a custom resource type what its versions need (a conversion)."""
         self._types: dict[tuple[str, str], ResourceType] = {
             (rt.group, rt.plural): rt for rt in builtins
         }
-        from flarekit.testing._conversion import with_conversion
-
         for crd in crds:
-            rt = with_conversion(resource_from_crd(crd))
+            rt = adapt(resource_from_crd(crd))
             key = (rt.group, rt.plural)
             if key in self._types:
                 raise CRDError(f"two CRDs define {rt.plural}.{rt.group}")

@@ -24,6 +24,7 @@ from typing import Any
 from flarekit.testing import _crd_api, _deletes, _pods, _reads, _writes
 from flarekit.testing._auth import Policy, Rule, rule
 from flarekit.testing._controllers import Controller, ControllerLoop
+from flarekit.testing._conversion import with_conversion
 from flarekit.testing._core_kinds import CORE_KINDS
 from flarekit.testing._deletes import finalize_namespace
 from flarekit.testing._errors import ApiError
@@ -97,7 +98,9 @@ class FakeCluster:
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
         served = list(crds) if crds is not None else release_crds(releases)
-        self.registry = Registry(served, builtins=(*CORE_KINDS, _pods.PODS, *REVIEW_KINDS))
+        self.registry = Registry(
+            served, builtins=(*CORE_KINDS, _pods.PODS, *REVIEW_KINDS), adapt=with_conversion
+        )
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()
