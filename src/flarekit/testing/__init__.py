@@ -1,17 +1,20 @@
 """Test flarekit code, and your own, without a Kubernetes cluster.
 
-`FakeCluster` is an in-process Kubernetes API server for custom resources. It listens on
-HTTPS at 127.0.0.1 (random port), writes a kubeconfig, and answers the official `kubernetes`
-client as kube-apiserver would: discovery, CRUD on every served version, status and scale
-subresources, merge/JSON/apply patches, optimistic concurrency, label and field selectors,
-pagination, watches with bookmarks and 410 Expired, schema defaulting/pruning/validation,
-field validation modes, dryRun, finalizers, namespaces, bearer tokens with an RBAC-like
-policy, and real `Status` error bodies. Pods are served too (CRUD, selectors, watch, status,
-the pod strategy's defaults and immutability) with their `log` subresource (plain text,
-`follow`, `tailLines`, `timestamps`, `limitBytes`, `since*`): nothing schedules or runs them,
-their status and logs are what tests and simulated controllers write (`add_pod`,
-`start_pod`, `append_log`, `finish_pod`). Tests can inject faults and delays, drop watches
-and log streams, read the request log, and seed or drive objects directly::
+`FakeCluster` is an in-process Kubernetes API server. It listens on HTTPS at 127.0.0.1
+(random port), writes a kubeconfig, and answers clients (the official client and its dynamic
+client, lightkube, kr8s, kubectl, codeflare-sdk, the Kubeflow SDK) as kube-apiserver v1.36
+does: discovery, OpenAPI v2/v3, Table output, health endpoints, CRUD on every served version
+of every CRD, the built-in kinds users' code touches (namespaces, pods with their logs,
+configmaps, secrets, serviceaccounts, services, events, ingresses) with their strategies,
+the review APIs (`can-i`, `whoami`), protobuf request bodies, status and scale subresources,
+merge/JSON/strategic merge patches and server-side apply by list type, optimistic
+concurrency, label and field selectors, pagination, watches with bookmarks and 410 Expired,
+schema defaulting/pruning/validation, field validation modes, dryRun, finalizers, garbage
+collection by owner references, bearer tokens with an RBAC-like policy, and real `Status`
+error bodies. Pods are bound to simulated nodes but do not run: their status and logs are
+what tests and simulated controllers write (`add_pod`, `start_pod`, `append_log`,
+`finish_pod`). Tests can inject faults and delays, drop watches and log streams, read the
+request log, and seed or drive objects directly::
 
     from flarekit.testing import FakeCluster
 
@@ -20,15 +23,12 @@ and log streams, read the request log, and seed or drive objects directly::
         api.create_namespaced_custom_object("example.com", "v1", "default", "widgets", body)
         fc.set_status("widgets", "w1", {"phase": "Ready"})
 
-Not modelled (see docs/fakecluster.md): CEL validation rules (`x-kubernetes-validations`),
-conversion webhooks (objects are stored in the storage version and converted between served
-versions by rewriting `apiVersion` only), admission webhooks, real controllers/operators
-(there is a `Controller` seam, and simulated KubeRay, Kueue, Trainer, training-operator
-(PyTorchJob) and AppWrapper controllers that are off unless registered), garbage collection of dependents (a
-`propagationPolicy` is accepted and ignored), full-fidelity server-side apply (ownership is
-per map leaf, lists are atomic), built-in resources other than namespaces and pods,
-scheduling, kubelets and container restarts, protobuf and table output, and authentication
-other than bearer tokens.
+Not modelled, and the known differences from kube-apiserver, are listed in
+docs/fakecluster.md: CEL validation rules, conversion webhooks (other than Kueue's field
+renames), admission webhooks and most admission plugins, real operators (there is a
+`Controller` seam, and simulated KubeRay, Kueue, Trainer, training-operator and AppWrapper
+controllers that are off unless registered), kubelets and container restarts, other built-in
+kinds, and authentication other than bearer tokens.
 """
 
 from flarekit.testing._auth import Rule, rule

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from flarekit.testing import _errors
 
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+#: What any authenticated user may create to learn about itself.
+SELF_REVIEWS = ("selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews")
 
 
 @dataclass(frozen=True)
@@ -132,14 +134,42 @@ class Policy:
             raise _errors.unauthorized()
         return user
 
+    def allows(self, a: Attributes) -> bool:
+        """Whether `a` is allowed: not denied, and on the user's allow-list if it has one.
+
+        Every authenticated user may ask about itself (the self reviews), as Kubernetes'
+        `system:basic-user` role grants, unless a deny rule says otherwise.
+        """
+        with self._lock:
+            if any(r.matches(a) for r in self._deny):
+                return False
+            allow = self._allow.get(a.user)
+            if allow is None or a.resource in SELF_REVIEWS:
+                return True
+            return any(r.matches(a) for r in allow)
+
+    def is_admin(self, user: str) -> bool:
+        with self._lock:
+            return user not in self._allow
+
+    def groups(self, user: str) -> list[str]:
+        """The user's groups: the admin is in `system:masters`, as a cluster admin is."""
+        base = ["system:authenticated"]
+        return ["system:masters", *base] if user == self.admin_user else base
+
+    def allow_rules(self, user: str) -> list[Rule] | None:
+        """The user's allow-list (None: may do anything not denied)."""
+        with self._lock:
+            rules = self._allow.get(user)
+            return None if rules is None else list(rules)
+
+    def user_for_token(self, token: str) -> str | None:
+        with self._lock:
+            return self._users.get(token)
+
     def authorize(self, a: Attributes) -> None:
         """Raise 403 Forbidden, worded as the apiserver does, unless `a` is allowed."""
-        with self._lock:
-            denied = any(r.matches(a) for r in self._deny)
-            allow = self._allow.get(a.user)
-            if allow is not None and not any(r.matches(a) for r in allow):
-                denied = True
-        if not denied:
+        if self.allows(a):
             return
         resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
         why = f'User "{a.user}" cannot {a.verb} resource "{resource}" in API group "{a.group}"'

@@ -11,7 +11,6 @@ Writes are refused: the set of served resources is fixed when the FakeCluster st
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from flarekit.testing import _errors
 from flarekit.testing._auth import Attributes, Policy
 from flarekit.testing._discovery import storage_version_hash
+from flarekit.testing._meta import timestamp
 from flarekit.testing._request import Response
 
 __all__ = [
@@ -38,29 +38,31 @@ VERSION = "v1"
 PLURAL = "customresourcedefinitions"
 KIND = "CustomResourceDefinition"
 _PREFIX = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
-_CREATED = "2024-08-13T00:00:00Z"
 _NAMESPACE = uuid.UUID("6f1c9b1e-3b7e-4f51-9a8e-6e2f7c0d4a11")
 
 
-def _condition(kind: str, reason: str, message: str) -> JSON:
+def _condition(kind: str, reason: str, message: str, created: str) -> JSON:
     return {
         "type": kind,
         "status": "True",
-        "lastTransitionTime": _CREATED,
+        "lastTransitionTime": created,
         "reason": reason,
         "message": message,
     }
 
 
-def _present(crd: Mapping[str, Any]) -> JSON:
-    """One CRD as the apiserver returns it: server-set metadata and an Established status."""
-    out: JSON = copy.deepcopy(dict(crd))
-    meta = out.setdefault("metadata", {})
+def _present(crd: Mapping[str, Any], created: str) -> JSON:
+    """One CRD as the apiserver returns it: server-set metadata and an Established status.
+
+    Only what is added is new: the spec is the given CRD's own (served read-only, never
+    changed), so making a FakeCluster does not copy megabytes of schemas."""
+    out: JSON = dict(crd)
+    meta = out["metadata"] = dict(out.get("metadata") or {})
     name = str(meta.get("name", ""))
     meta.setdefault("uid", str(uuid.uuid5(_NAMESPACE, name)))
     meta.setdefault("resourceVersion", "1")
     meta.setdefault("generation", 1)
-    meta.setdefault("creationTimestamp", _CREATED)
+    meta.setdefault("creationTimestamp", created)
     spec = out.get("spec") or {}
     names = dict(spec.get("names") or {})
     names.setdefault("singular", str(names.get("kind", "")).lower())
@@ -70,18 +72,27 @@ def _present(crd: Mapping[str, Any]) -> JSON:
         "acceptedNames": names,
         "storedVersions": storage,
         "conditions": [
-            _condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+            _condition("NamesAccepted", "NoConflicts", "no conflicts found", created),
             _condition(
-                "Established", "InitialNamesAccepted", "the initial names have been accepted"
+                "Established",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+                created,
             ),
         ],
     }
     return out
 
 
+#: When the served CRDs were "installed": when this process first served them. One time for
+#: every FakeCluster of a process, so a CRD reads the same (byte for byte) from each of them.
+_INSTALLED = timestamp()
+
+
 def present_crds(crds: Iterable[Mapping[str, Any]]) -> dict[str, JSON]:
     """The CRDs to serve, by name, presented once when the FakeCluster is made."""
-    return {str((c.get("metadata") or {}).get("name", "")): _present(c) for c in crds}
+    created = _INSTALLED
+    return {str((c.get("metadata") or {}).get("name", "")): _present(c, created) for c in crds}
 
 
 def is_crd_path(path: str) -> bool:

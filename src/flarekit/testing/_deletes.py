@@ -3,9 +3,10 @@
 An object with finalizers is not removed: it gets `deletionTimestamp` (and a generation bump)
 and stays until an update removes the last finalizer. Deleting a namespace marks it
 Terminating and then does what the namespace controller does: deletes everything in it and
-removes the namespace once it is empty. Garbage collection of dependents (ownerReferences,
-`propagationPolicy`) is not modelled: the policy is validated and accepted, as if the
-garbage collector had nothing to do.
+removes the namespace once it is empty. `propagationPolicy: Foreground` / `Orphan` add the
+`foregroundDeletion` / `orphan` finalizer that the garbage collector (`_kube_controllers`)
+acts on; with the default (background) policy it deletes the dependents once the owner is
+gone.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 from typing import Any
 
 from flarekit.testing import _errors, _meta
+from flarekit.testing._kube_controllers import FOREGROUND, ORPHAN
 from flarekit.testing._request import (
     Request,
     Response,
@@ -117,6 +119,12 @@ def _delete_one(store: Store, req: Request, key: Key, opts: JSON, dry_run: bool)
             f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
         )
     is_namespace = req.rt.group == "" and req.rt.plural == "namespaces"
+    policy = opts.get("propagationPolicy")
+    if opts.get("orphanDependents") is True:
+        policy = "Orphan"
+    wanted = {"Foreground": FOREGROUND, "Orphan": ORPHAN}.get(str(policy))
+    if wanted and not is_namespace and not meta.get("deletionTimestamp"):
+        meta["finalizers"] = [*(meta.get("finalizers") or []), wanted]
     if meta.get("finalizers") or is_namespace:
         if meta.get("deletionTimestamp"):
             return _success(req, old)
@@ -155,11 +163,11 @@ def delete_collection(store: Store, req: Request) -> Response:
     with store.lock:
         if req.rt.namespaced and namespace is not None:
             require_namespace(store, req, "", creating=False)
-        items = [o for o in store.items(req.rt.group, req.rt.plural, namespace) if matches(o)]
+        items = [o for o in store.items(*req.rt.bucket, namespace) if matches(o)]
         deleted = []
         for obj in items:
             meta = obj["metadata"]
-            key = (req.rt.group, req.rt.plural, meta.get("namespace", ""), meta["name"])
+            key = (*req.rt.bucket, meta.get("namespace", ""), meta["name"])
             answer = _delete_one(store, req, key, {"dryRun": opts.get("dryRun")}, dry_run)
             deleted.append(obj if answer.get("kind") == "Status" else answer)
         if namespace is not None and not dry_run:

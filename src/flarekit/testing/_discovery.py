@@ -12,19 +12,18 @@ import base64
 import hashlib
 from typing import Any
 
-from flarekit.testing._pods import PODS
-from flarekit.testing._resources import NAMESPACES, Registry, ResourceType
+from flarekit.testing._resources import Registry, ResourceType
 
 JSON = dict[str, Any]
 
 KUBERNETES_VERSION = {
     "major": "1",
-    "minor": "31",
-    "gitVersion": "v1.31.0+flarekit.fake",
+    "minor": "36",
+    "gitVersion": "v1.36.3+flarekit.fake",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
-    "buildDate": "2024-08-13T00:00:00Z",
-    "goVersion": "go1.22.5",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.26.0",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
@@ -51,53 +50,13 @@ def core_versions(address: str) -> JSON:
     }
 
 
-def core_resources() -> JSON:
-    return {
-        "kind": "APIResourceList",
-        "groupVersion": "v1",
-        "resources": [
-            {
-                "name": "namespaces",
-                "singularName": "namespace",
-                "namespaced": False,
-                "kind": "Namespace",
-                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-                "shortNames": list(NAMESPACES.short_names),
-                "storageVersionHash": storage_version_hash("", "v1", "Namespace"),
-            },
-            {
-                "name": "namespaces/status",
-                "singularName": "",
-                "namespaced": False,
-                "kind": "Namespace",
-                "verbs": SUBRESOURCE_VERBS,
-            },
-            {
-                "name": "pods",
-                "singularName": "pod",
-                "namespaced": True,
-                "kind": "Pod",
-                "verbs": CRD_VERBS,
-                "shortNames": list(PODS.short_names),
-                "categories": list(PODS.categories),
-                "storageVersionHash": storage_version_hash("", "v1", "Pod"),
-            },
-            {
-                "name": "pods/log",
-                "singularName": "",
-                "namespaced": True,
-                "kind": "Pod",
-                "verbs": ["get"],
-            },
-            {
-                "name": "pods/status",
-                "singularName": "",
-                "namespaced": True,
-                "kind": "Pod",
-                "verbs": SUBRESOURCE_VERBS,
-            },
-        ],
-    }
+def core_resources(registry: Registry) -> JSON:
+    """/api/v1: the core kinds and their subresources."""
+    resources: list[JSON] = []
+    for rt in sorted(registry, key=lambda t: t.plural):
+        if rt.group == "":
+            resources.extend(_resources_for(rt, "v1"))
+    return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
 
 
 def _group(name: str, versions: list[str]) -> JSON:
@@ -129,7 +88,7 @@ def _resources_for(rt: ResourceType, version: str) -> list[JSON]:
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": CRD_VERBS,
+        "verbs": list(rt.verbs or CRD_VERBS),
     }
     if rt.short_names:
         main["shortNames"] = list(rt.short_names)
@@ -137,6 +96,16 @@ def _resources_for(rt: ResourceType, version: str) -> list[JSON]:
         main["categories"] = list(rt.categories)
     main["storageVersionHash"] = storage_version_hash(rt.group, rt.storage_version, rt.kind)
     out = [main]
+    if rt.group == "" and rt.plural == "pods":
+        out.append(
+            {
+                "name": "pods/log",
+                "singularName": "",
+                "namespaced": True,
+                "kind": "Pod",
+                "verbs": ["get"],
+            }
+        )
     if v.status_subresource:
         out.append(
             {

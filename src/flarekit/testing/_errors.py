@@ -119,20 +119,25 @@ def apply_conflict(message: str, causes: Sequence[Cause]) -> ApiError:
     )
 
 
-def invalid(kind: str, group: str, name: str, causes: Sequence[Cause]) -> ApiError:
-    """422 with one cause per field error; the message aggregates them like field.ErrorList."""
+def invalid_message(kind: str, group: str, name: str, causes: Sequence[Cause]) -> str:
+    """The message of a 422: `RayCluster.ray.io "demo" is invalid: spec.x: Required value`,
+    several causes aggregated as field.ErrorList does (duplicates dropped)."""
     parts: list[str] = []
-    for c in causes:  # field.ErrorList.ToAggregate drops duplicate messages
+    for c in causes:
         text = f"{c.field}: {c.message}" if c.field else c.message
         if text not in parts:
             parts.append(text)
     subject = f'{qualified_kind(kind, group)} "{name}" is invalid'
     if len(parts) == 1:
-        message = f"{subject}: {parts[0]}"
-    elif parts:
-        message = f"{subject}: [{', '.join(parts)}]"
-    else:
-        message = subject
+        return f"{subject}: {parts[0]}"
+    if parts:
+        return f"{subject}: [{', '.join(parts)}]"
+    return subject
+
+
+def invalid(kind: str, group: str, name: str, causes: Sequence[Cause]) -> ApiError:
+    """422 with one cause per field error; the message aggregates them like field.ErrorList."""
+    message = invalid_message(kind, group, name, causes)
     details = _details(name, group, kind)
     details["causes"] = [c.to_json() for c in causes]
     return ApiError(422, "Invalid", message, details)

@@ -20,12 +20,21 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from flarekit.testing import _crd_api, _deletes, _discovery, _errors, _logs, _reads, _writes
+from flarekit.testing import (
+    _crd_api,
+    _errors,
+    _logs,
+    _nonresource,
+    _reads,
+    _reviews,
+    _routing,
+    _tables,
+)
 from flarekit.testing._auth import Attributes, Policy
 from flarekit.testing._faults import Faults, RecordedRequest, RequestLog
-from flarekit.testing._pods import is_pods
-from flarekit.testing._request import Request, Response, present
+from flarekit.testing._request import Request, Response, decode_body, present
 from flarekit.testing._resources import Registry
+from flarekit.testing._routing import Route
 from flarekit.testing._store import BOOKMARK, CLOSED, Store
 
 JSON = dict[str, Any]
@@ -48,14 +57,6 @@ class Backend:
     after_write: Callable[[], None] | None = None
     #: The CRDs served read-only at /apis/apiextensions.k8s.io/v1, by name.
     crds: dict[str, JSON] = field(default_factory=dict)
-
-
-@dataclass
-class Route:
-    """A resolved resource URL."""
-
-    request: Request
-    verb: str
 
 
 def _escape_warning(text: str) -> str:
@@ -131,45 +132,78 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             if fault is not None:
                 raise _errors.injected(fault.status, fault.retry_after)
-            user = backend.policy.authenticate(self.headers.get("Authorization"))
-            route = self._route(path, query, body, content_type)
+            if _nonresource.is_public(path) and path != "/version":
+                code, text = _nonresource.health(path, query)
+                self._record(incoming, code, user)
+                self._send_text(code, text)
+                return
+            if path != "/version":
+                user = backend.policy.authenticate(self.headers.get("Authorization"))
+            route = _routing.resolve(
+                backend.registry,
+                self.command,
+                path,
+                query,
+                body,
+                content_type,
+                self.headers.get("User-Agent") or "",
+            )
             if route is None and _crd_api.is_crd_path(path):
+                assert user is not None
                 response = _crd_api.serve(
                     backend.crds, backend.policy, user, self.command, path, query
                 )
             elif route is None:
-                response = self._discovery(path)
+                response = _nonresource.serve(backend.registry, backend.address, self.command, path)
             else:
-                req = route.request
-                backend.policy.authorize(
-                    Attributes(
-                        user,
-                        route.verb,
-                        req.rt.group,
-                        req.rt.plural,
-                        req.subresource,
-                        req.namespace if req.rt.namespaced else "",
-                        req.name,
-                    )
-                )
-                if route.verb == "watch":
-                    self._record(incoming, 200, user)
-                    self._watch(req)
+                assert user is not None
+                answered = self._resource(route, user, incoming)
+                if answered is None:
                     return
-                if req.subresource == "log":
-                    reply = _logs.open_log(backend.store, backend.logs, req)
-                    self._record(incoming, 200, user)
-                    self._send_log(reply)
-                    return
-                response = self._dispatch(route)
-                if route.verb not in ("get", "list") and backend.after_write is not None:
-                    backend.after_write()
+                response = answered
         except _errors.ApiError as exc:
             self._record(incoming, exc.code, user)
             self._send(exc.code, exc.status(), [], exc.headers)
             return
         self._record(incoming, response.code, user)
         self._send(response.code, response.body, response.warnings)
+
+    def _resource(self, route: Route, user: str, incoming: RecordedRequest) -> Response | None:
+        """Authorize and answer a resource request; None when it was streamed already."""
+        backend = self.server.backend
+        req = route.request
+        backend.policy.authorize(
+            Attributes(
+                user,
+                route.verb,
+                req.rt.group,
+                req.rt.plural,
+                req.subresource,
+                req.namespace if req.rt.namespaced else "",
+                req.name,
+            )
+        )
+        if route.verb == "watch":
+            self._record(incoming, 200, user)
+            self._watch(req)
+            return None
+        if req.subresource == "log":
+            reply = _logs.open_log(backend.store, backend.logs, req)
+            self._record(incoming, 200, user)
+            self._send_log(reply)
+            return None
+        if _reviews.is_review(req.rt):
+            doc = decode_body(req)
+            answer = _reviews.answer(
+                backend.policy, user, req.rt, doc, req.manager, req.api_version
+            )
+            return Response(201, answer)
+        response = _routing.dispatch(backend.store, route)
+        if route.verb not in ("get", "list") and backend.after_write is not None:
+            backend.after_write()
+        if route.verb in ("get", "list") and _tables.wants_table(self.headers.get("Accept") or ""):
+            response.body = _tables.as_table(req.rt, req.version.name, response.body, req.query)
+        return response
 
     def _record(self, incoming: RecordedRequest, status: int, user: str | None) -> None:
         self.server.backend.log.add(
@@ -183,6 +217,17 @@ class _Handler(BaseHTTPRequestHandler):
                 incoming.user_agent,
             )
         )
+
+    def _send_text(self, code: int, text: str) -> None:
+        data = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def _send(
         self, code: int, body: JSON, warnings: list[str], headers: dict[str, str] | None = None
@@ -199,123 +244,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
-
-    # -- routing ------------------------------------------------------------------------------
-
-    def _discovery(self, path: str) -> Response:
-        backend = self.server.backend
-        if self.command != "GET":
-            raise _errors.method_not_allowed()
-        parts = path.strip("/").split("/")
-        doc: JSON | None = None
-        if path == "/version":
-            doc = _discovery.version()
-        elif path == "/api":
-            doc = _discovery.core_versions(backend.address)
-        elif path == "/api/v1":
-            doc = _discovery.core_resources()
-        elif path == "/apis":
-            doc = _discovery.group_list(backend.registry)
-            doc["groups"].append(_crd_api.group_entry())
-        elif parts[0] == "apis" and len(parts) == 2:
-            doc = _discovery.group(backend.registry, parts[1])
-        elif parts[0] == "apis" and len(parts) == 3:
-            doc = _discovery.resource_list(backend.registry, parts[1], parts[2])
-        if doc is None:
-            doc = _crd_api.discovery(path)
-        if doc is None:
-            raise _errors.generic_not_found()
-        return Response(200, doc)
-
-    def _route(
-        self, path: str, query: dict[str, list[str]], body: bytes, content_type: str
-    ) -> Route | None:
-        """Resolve a resource URL; None for non-resource (discovery) paths."""
-        registry = self.server.backend.registry
-        parts = path.strip("/").split("/")
-        if parts[:2] == ["api", "v1"] and len(parts) >= 3:
-            group, version_name, rest = "", "v1", parts[2:]
-        elif parts[0] == "apis" and len(parts) >= 4:
-            group, version_name, rest = parts[1], parts[2], parts[3:]
-        else:
-            return None
-        if group == _crd_api.GROUP:
-            return None  # served read-only by _crd_api
-        namespace = ""
-        # /api/v1/namespaces/<ns>/status is the namespace's own subresource, not a resource
-        namespace_subresource = group == "" and len(rest) == 3 and rest[2] in ("status", "finalize")
-        if rest[0] == "namespaces" and len(rest) >= 3 and not namespace_subresource:
-            namespace, rest = rest[1], rest[2:]
-        found = registry.lookup(group, rest[0])
-        if found is None or found.version(version_name) is None:
-            raise _errors.generic_not_found()
-        if namespace and not found.namespaced:
-            raise _errors.generic_not_found()
-        rt, name_parts = found, rest[1:]
-        version = rt.version(version_name)
-        assert version is not None
-        if len(name_parts) > 2:
-            raise _errors.generic_not_found()
-        name = name_parts[0] if name_parts else ""
-        subresource = name_parts[1] if len(name_parts) == 2 else ""
-        if subresource and not (
-            (subresource == "status" and version.status_subresource)
-            or (subresource == "scale" and version.scale is not None)
-            or (subresource == "log" and is_pods(rt))
-        ):
-            raise _errors.generic_not_found()
-        if rt.namespaced and name and not namespace:
-            raise _errors.generic_not_found()
-        watching = (query.get("watch") or [""])[-1].lower() in ("1", "true")
-        verb = {
-            ("GET", True): "watch" if watching else "get",
-            ("GET", False): "watch" if watching else "list",
-            ("POST", False): "create",
-            ("PUT", True): "update",
-            ("PATCH", True): "patch",
-            ("DELETE", True): "delete",
-            ("DELETE", False): "deletecollection",
-        }.get((self.command, bool(name)))
-        if verb is None or (subresource and verb not in ("get", "update", "patch")):
-            raise _errors.method_not_allowed()
-        if subresource == "log" and verb != "get":
-            raise _errors.method_not_allowed()
-        if rt.namespaced and not namespace and verb in ("create", "deletecollection"):
-            raise _errors.method_not_allowed()
-        if verb == "watch" and name:
-            query = dict(query)
-            query["fieldSelector"] = [f"metadata.name={name}"]
-            name = ""
-        req = Request(
-            method=self.command,
-            rt=rt,
-            version=version,
-            namespace=namespace,
-            name=name,
-            subresource=subresource,
-            query=query,
-            body=body,
-            content_type=content_type,
-            user_agent=self.headers.get("User-Agent") or "",
-        )
-        return Route(req, verb)
-
-    def _dispatch(self, route: Route) -> Response:
-        store = self.server.backend.store
-        req = route.request
-        if route.verb == "get":
-            return _reads.get(store, req)
-        if route.verb == "list":
-            return _reads.list_objects(store, req)
-        if route.verb == "create":
-            return _writes.create(store, req)
-        if route.verb == "update":
-            return _writes.update(store, req)
-        if route.verb == "patch":
-            return _writes.patch(store, req)
-        if route.verb == "delete":
-            return _deletes.delete(store, req)
-        return _deletes.delete_collection(store, req)
 
     # -- watch --------------------------------------------------------------------------------
 

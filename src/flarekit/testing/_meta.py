@@ -8,14 +8,13 @@ object each endpoint may change when the status subresource is enabled.
 
 from __future__ import annotations
 
-import copy
 import datetime
 import secrets
 import uuid
 from typing import Any
 
 from flarekit.testing._errors import Cause
-from flarekit.testing._selectors import dns1123_label_errors, dns1123_subdomain_errors, go_quote
+from flarekit.testing._json import copy_json
 
 JSON = dict[str, Any]
 
@@ -32,23 +31,6 @@ def generate_name(prefix: str) -> str:
     """`generateName` plus five random characters, prefix trimmed as the apiserver does."""
     suffix = "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
     return prefix[: 63 - 5] + suffix if len(prefix) > 58 else prefix + suffix
-
-
-def validate_name(name: str, label_only: bool = False) -> list[Cause]:
-    """Field errors for metadata.name (a DNS subdomain; a DNS label for namespaces)."""
-    if not name:
-        return [
-            Cause(
-                "FieldValueRequired",
-                "Required value: name or generateName is required",
-                "metadata.name",
-            )
-        ]
-    problems = dns1123_label_errors(name) if label_only else dns1123_subdomain_errors(name)
-    return [
-        Cause("FieldValueInvalid", f"Invalid value: {go_quote(name)}: {p}", "metadata.name")
-        for p in problems
-    ]
 
 
 def validate_meta_types(obj: JSON) -> list[Cause]:
@@ -102,7 +84,7 @@ def copy_server_fields(new: JSON, old: JSON) -> None:
     new_meta, old_meta = new.setdefault("metadata", {}), old.get("metadata", {})
     for key in (*SERVER_OWNED, "deletionGracePeriodSeconds", "managedFields"):
         if key in old_meta:
-            new_meta[key] = copy.deepcopy(old_meta[key])
+            new_meta[key] = copy_json(old_meta[key])
         else:
             new_meta.pop(key, None)
     new_meta.pop("selfLink", None)
@@ -113,16 +95,16 @@ def isolate_for_main(new: JSON, old: JSON | None, status_subresource: bool) -> N
     if not status_subresource:
         return
     if old is not None and "status" in old:
-        new["status"] = copy.deepcopy(old["status"])
+        new["status"] = copy_json(old["status"])
     else:
         new.pop("status", None)
 
 
 def isolate_for_status(new: JSON, old: JSON) -> JSON:
     """Through /status only status changes; everything else is taken from `old`."""
-    out = copy.deepcopy(old)
+    out = copy_json(old)
     if "status" in new:
-        out["status"] = copy.deepcopy(new["status"])
+        out["status"] = copy_json(new["status"])
     else:
         out.pop("status", None)
     return out
@@ -142,7 +124,7 @@ def bump_generation(new: JSON, old: JSON) -> None:
 
 def without_volatile(obj: JSON) -> JSON:
     """The object minus what changes on every write, to recognise no-op updates."""
-    out = copy.deepcopy(obj)
+    out = copy_json(obj)
     meta = out.get("metadata", {})
     meta.pop("resourceVersion", None)
     meta.pop("managedFields", None)

@@ -13,9 +13,10 @@ RFC 6902 requires (the library the API server uses silently adds it).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
+
+from flarekit.testing._json import copy_json, json_equal
 
 __all__ = ["PatchError", "apply_json_patch", "apply_merge_patch"]
 
@@ -63,9 +64,9 @@ def apply_merge_patch(doc: Any, patch: Any) -> Any:
     Patch", 400); an array patch replaces the document.
     """
     if isinstance(patch, dict):
-        return copy.deepcopy(_merge(doc, patch))
+        return copy_json(_merge(doc, patch))
     if isinstance(patch, list):
-        return copy.deepcopy(_without_nulls(patch))
+        return copy_json(_without_nulls(patch))
     raise PatchError("Invalid JSON Patch", 400)
 
 
@@ -159,19 +160,6 @@ def _remove(container: Any, key: str) -> Any:
     return container.pop(_array_index(container, key, insert=False))
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
-        return False
-    return bool(a == b)
-
-
 def _string_member(op: Mapping[str, Any], name: str) -> str | None:
     value = op.get(name)
     return value if isinstance(value, str) else None
@@ -180,7 +168,7 @@ def _string_member(op: Mapping[str, Any], name: str) -> str | None:
 def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
     kind = op.get("op") if isinstance(op.get("op"), str) else "unknown"
     path = _string_member(op, "path")
-    value = copy.deepcopy(op.get("value"))
+    value = copy_json(op.get("value"))
     if kind not in ("add", "remove", "replace", "move", "copy", "test"):
         raise PatchError(f"Unexpected kind: {kind}")
     if path is None:
@@ -210,7 +198,7 @@ def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
                     return
                 _remove(*found)
             else:
-                moved = copy.deepcopy(moved)
+                moved = copy_json(moved)
         except _Failure as err:
             raise PatchError(f"error in {kind} for path: '{source}': {err}") from None
         target = _find_parent(doc, path)
@@ -249,7 +237,7 @@ def _apply_one(doc: Any, op: Mapping[str, Any]) -> None:
         else:  # test
             present = not isinstance(container, dict) or key in container
             current = _get(container, key) if present else None
-            if not _same(current, value):
+            if not json_equal(current, value):
                 raise PatchError(f"testing value {path} failed: test failed")
     except _Failure as err:
         raise PatchError(f"error in {kind} for path: '{path}': {err}") from None
@@ -274,7 +262,7 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
                 "jsonpatch.Operation",
                 400,
             )
-    result = copy.deepcopy(doc)
+    result = copy_json(doc)
     for op in patch:
         _apply_one(result, op or {})
     return result

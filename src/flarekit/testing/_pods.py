@@ -10,17 +10,30 @@ what tests (`add_pod`, `start_pod`, `finish_pod`) and simulated controllers writ
 
 from __future__ import annotations
 
-import copy
 import hashlib
+import secrets
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from flarekit.testing._errors import Cause
+from flarekit.testing._json import copy_json
 from flarekit.testing._meta import timestamp
+from flarekit.testing._names import dns1123_label_errors, go_quote
 from flarekit.testing._resources import ResourceType, Version
-from flarekit.testing._selectors import dns1123_label_errors, go_quote
+from flarekit.testing._schema_shapes import (
+    INTEGER,
+    OPEN,
+    STRING,
+    atomic_list,
+    keyed_list,
+    kind_schema,
+    map_of,
+    obj,
+)
 from flarekit.testing._sim_quantity import parse
+from flarekit.testing._strategy import Column, Strategy
+from flarekit.testing._tables import AGE, NAME, since
 
 JSON = dict[str, Any]
 
@@ -28,65 +41,70 @@ PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 FINISHED = ("Succeeded", "Failed")
 DEFAULT_IMAGE = "busybox:1.36"
 
-_OPEN: JSON = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-_CONTAINER: JSON = {
-    "type": "object",
-    "x-kubernetes-preserve-unknown-fields": True,
-    "properties": {
-        "name": {"type": "string"},
-        "image": {"type": "string"},
+_CONTAINER: JSON = obj(
+    {
+        "name": STRING,
+        "image": STRING,
+        "command": atomic_list(STRING),
+        "args": atomic_list(STRING),
+        "workingDir": STRING,
+        "ports": keyed_list(
+            obj(
+                {"containerPort": INTEGER, "protocol": {"type": "string", "default": "TCP"}},
+                ["containerPort"],
+                open_=True,
+            ),
+            ["containerPort", "protocol"],
+            merge_key="containerPort",
+        ),
+        "env": keyed_list(obj({"name": STRING}, ["name"], open_=True), ["name"], merge_key="name"),
+        "envFrom": atomic_list(OPEN),
+        "resources": OPEN,
+        "volumeMounts": keyed_list(
+            obj({"mountPath": STRING, "name": STRING}, open_=True),
+            ["mountPath"],
+            merge_key="mountPath",
+        ),
         "terminationMessagePath": {"type": "string", "default": "/dev/termination-log"},
         "terminationMessagePolicy": {
             "type": "string",
             "default": "File",
             "enum": ["File", "FallbackToLogsOnError"],
         },
-        "resources": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "imagePullPolicy": STRING,
     },
-}
+    ["name"],
+    open_=True,
+)
 
-#: A small structural schema: the shape of what matters here, and the defaults the apiserver
-#: fills in; everything else in spec and status is kept as given.
-POD_SCHEMA: JSON = {
-    "type": "object",
-    "properties": {
-        "apiVersion": {"type": "string"},
-        "kind": {"type": "string"},
-        "metadata": {"type": "object"},
-        "spec": {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": True,
-            "properties": {
-                "containers": {"type": "array", "items": _CONTAINER},
-                "initContainers": {"type": "array", "items": _CONTAINER},
-                "restartPolicy": {
-                    "type": "string",
-                    "default": "Always",
-                    "enum": ["Always", "OnFailure", "Never"],
-                },
-                "dnsPolicy": {"type": "string", "default": "ClusterFirst"},
-                "schedulerName": {"type": "string", "default": "default-scheduler"},
-                "terminationGracePeriodSeconds": {"type": "integer", "default": 30},
-                "securityContext": {**_OPEN, "default": {}},
-                "nodeName": {"type": "string"},
+#: The pod's structural schema: the shape of what matters here (containers merged by name,
+#: their ports, env and mounts by key) and the defaults the apiserver fills in; the other
+#: parts of spec and status are kept as given.
+POD_SCHEMA: JSON = kind_schema(
+    spec=obj(
+        {
+            "containers": keyed_list(_CONTAINER, ["name"], merge_key="name"),
+            "initContainers": keyed_list(_CONTAINER, ["name"], merge_key="name"),
+            "volumes": keyed_list(
+                obj({"name": STRING}, ["name"], open_=True), ["name"], merge_key="name"
+            ),
+            "restartPolicy": {
+                "type": "string",
+                "default": "Always",
+                "enum": ["Always", "OnFailure", "Never"],
             },
+            "dnsPolicy": {"type": "string", "default": "ClusterFirst"},
+            "schedulerName": {"type": "string", "default": "default-scheduler"},
+            "terminationGracePeriodSeconds": {"type": "integer", "default": 30},
+            "securityContext": {**OPEN, "default": {}},
+            "nodeName": STRING,
+            "nodeSelector": map_of(STRING, atomic=True),
+            "tolerations": atomic_list(OPEN),
+            "serviceAccountName": STRING,
         },
-        "status": _OPEN,
-    },
-}
-
-PODS = ResourceType(
-    group="",
-    plural="pods",
-    singular="pod",
-    kind="Pod",
-    list_kind="PodList",
-    namespaced=True,
-    versions=(
-        Version(name="v1", served=True, storage=True, schema=POD_SCHEMA, status_subresource=True),
+        open_=True,
     ),
-    short_names=("po",),
-    categories=("all",),
+    status=OPEN,
 )
 
 #: What `kubectl`/the apiserver say when a pod update touches anything else in `spec`.
@@ -221,7 +239,7 @@ def prepare_for_create(pod: JSON) -> None:
 
 
 def _comparable(spec: Mapping[str, Any]) -> JSON:
-    out = copy.deepcopy(dict(spec))
+    out = copy_json(dict(spec))
     for key in ("containers", "initContainers"):
         for container in out.get(key) or []:
             if isinstance(container, dict):
@@ -236,29 +254,6 @@ def update_causes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Cause]
     if _comparable(old.get("spec") or {}) == _comparable(new.get("spec") or {}):
         return []
     return [Cause("FieldValueForbidden", SPEC_FORBIDDEN, "spec")]
-
-
-def strategic_as_merge(current: Mapping[str, Any], patch: Any) -> Any:
-    """A strategic merge patch of a pod as a JSON merge patch: container lists are merged by
-    `name` (as their patch strategy says) instead of replaced; other lists are replaced."""
-    if not isinstance(patch, dict) or not isinstance(patch.get("spec"), dict):
-        return patch
-    out = copy.deepcopy(patch)
-    spec = current.get("spec") or {}
-    for key in ("containers", "initContainers"):
-        given = out["spec"].get(key)
-        if not isinstance(given, list):
-            continue
-        merged = [copy.deepcopy(c) for c in spec.get(key) or []]
-        for item in given:
-            name = item.get("name") if isinstance(item, dict) else None
-            found = next((c for c in merged if c.get("name") == name), None)
-            if found is None:
-                merged.append(item)
-            else:
-                found.update(item)
-        out["spec"][key] = merged
-    return out
 
 
 # -- building pods and their states -----------------------------------------------------------
@@ -295,6 +290,10 @@ def manifest(
     if owner is not None:
         meta["ownerReferences"] = [dict(owner)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+
+
+#: The simulated nodes pods are bound to (the names of flarekit's ControlPlane's nodes).
+NODES = ("node-0", "node-1")
 
 
 def _address(pod: Mapping[str, Any], prefix: str) -> str:
@@ -377,3 +376,214 @@ def finished_status(pod: Mapping[str, Any], final: str, exit_code: int | None = 
             for name, image in images.items()
         ],
     }
+
+
+# -- what admission plugins add to a new pod ----------------------------------------------
+
+TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+_UNTOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def _token_volume(name: str) -> JSON:
+    return {
+        "name": name,
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {
+                    "configMap": {
+                        "name": "kube-root-ca.crt",
+                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                    }
+                },
+                {
+                    "downwardAPI": {
+                        "items": [
+                            {
+                                "path": "namespace",
+                                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                            }
+                        ]
+                    }
+                },
+            ],
+            "defaultMode": 420,
+        },
+    }
+
+
+def admit(pod: JSON) -> None:
+    """What kube-apiserver's default admission plugins add to a new pod: the service account
+    (ServiceAccount: `default`, its token as a projected volume mounted in every container),
+    tolerations of not-ready and unreachable nodes for 300 s (DefaultTolerationSeconds), the
+    default priority (Priority) and the service links and preemption defaults."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    spec["serviceAccountName"] = spec["serviceAccount"] = account
+    containers = [
+        c
+        for key in ("initContainers", "containers")
+        for c in spec.get(key) or []
+        if isinstance(c, dict)
+    ]
+    for c in containers:
+        c.setdefault("resources", {})
+    if spec.get("automountServiceAccountToken") is not False:
+        suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
+        volume = f"kube-api-access-{suffix}"
+        spec["volumes"] = [*(spec.get("volumes") or []), _token_volume(volume)]
+        for c in containers:
+            mounts = c.get("volumeMounts") or []
+            if not any(m.get("mountPath") == TOKEN_PATH for m in mounts if isinstance(m, dict)):
+                c["volumeMounts"] = [
+                    *mounts,
+                    {"name": volume, "readOnly": True, "mountPath": TOKEN_PATH},
+                ]
+    tolerations = list(spec.get("tolerations") or [])
+    for key in _UNTOLERATED:
+        if not any(isinstance(t, dict) and t.get("key") in (key, None) for t in tolerations):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+    spec["tolerations"] = tolerations
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
+
+
+# -- the pod strategy ---------------------------------------------------------------------
+
+POD_FIELDS = {
+    "spec.nodeName": "spec.nodeName",
+    "spec.restartPolicy": "spec.restartPolicy",
+    "spec.schedulerName": "spec.schedulerName",
+    "spec.serviceAccountName": "spec.serviceAccountName",
+    "spec.hostNetwork": "spec.hostNetwork",
+    "status.phase": "status.phase",
+    "status.podIP": "status.podIP",
+    "status.nominatedNodeName": "status.nominatedNodeName",
+}
+
+
+def _restarts(pod: Mapping[str, Any]) -> int:
+    status = pod.get("status") or {}
+    return sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
+
+
+def status_reason(pod: Mapping[str, Any]) -> tuple[str, int, int]:
+    """(STATUS, ready containers, containers) as kubectl's pod printer works them out."""
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    reason = status.get("reason") or phase(pod)
+    total = len(spec.get("containers") or [])
+    ready = 0
+    for entry in status.get("initContainerStatuses") or []:
+        state = entry.get("state") or {}
+        done = state.get("terminated") or {}
+        if done and done.get("exitCode", 0) == 0:
+            continue
+        if done:
+            reason = "Init:" + (done.get("reason") or f"ExitCode:{done.get('exitCode')}")
+        elif (state.get("waiting") or {}).get("reason", "PodInitializing") != "PodInitializing":
+            reason = "Init:" + state["waiting"]["reason"]
+        else:
+            count = len(spec.get("initContainers") or [])
+            index = (status.get("initContainerStatuses") or []).index(entry)
+            reason = f"Init:{index}/{count}"
+        return reason, 0, total
+    running, failed = False, ""
+    for entry in reversed(status.get("containerStatuses") or []):
+        state = entry.get("state") or {}
+        if (state.get("waiting") or {}).get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state:
+            done = state["terminated"] or {}
+            reason = done.get("reason") or f"ExitCode:{done.get('exitCode', 0)}"
+            if done.get("exitCode", 0):
+                failed = reason
+        elif entry.get("ready") and "running" in state:
+            running = True
+            ready += 1
+    if reason == "Completed":
+        conditions = status.get("conditions") or []
+        has_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        if running and has_ready:
+            reason = "Running"
+        elif failed:
+            reason = failed
+        elif running:
+            reason = "NotReady"
+    if (pod.get("metadata") or {}).get("deletionTimestamp") and not is_finished(pod):
+        reason = "Terminating"
+    return reason, ready, total
+
+
+class PodStrategy(Strategy):
+    typed = True
+    fields: ClassVar[Mapping[str, str]] = POD_FIELDS
+
+    def prepare_create(self, obj: JSON) -> None:
+        prepare_for_create(obj)
+        admit(obj)
+
+    def prepare_update(self, new: JSON, old: JSON) -> None:
+        if "status" in old:
+            new["status"] = copy_json(old["status"])
+
+    def validate(self, obj: JSON) -> list[Cause]:
+        return validate(obj)
+
+    def validate_update(self, new: JSON, old: JSON) -> list[Cause]:
+        return validate(new) + update_causes(old, new)
+
+    def columns(self) -> list[Column]:
+        return [
+            NAME,
+            Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
+            Column("Status", description="The aggregate status of the containers in this pod."),
+            Column("Restarts", description="The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+            AGE,
+            Column("IP", priority=1, description="podIP address allocated to the pod."),
+            Column("Node", priority=1, description="NodeName indicates in which node this pod is scheduled."),
+            Column("Nominated Node", priority=1, description="nominatedNodeName is set only when this pod preempts other pods on the node."),
+            Column("Readiness Gates", priority=1, description="If specified, all readiness gates will be evaluated for pod readiness."),
+        ]  # fmt: skip
+
+    def cells(self, obj: Mapping[str, Any]) -> list[Any]:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        status = obj.get("status") or {}
+        reason, ready, total = status_reason(obj)
+        gates = spec.get("readinessGates") or []
+        return [
+            meta.get("name", ""),
+            f"{ready}/{total}",
+            reason,
+            str(_restarts(obj)),
+            since(meta.get("creationTimestamp")),
+            status.get("podIP") or "<none>",
+            spec.get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>",
+            f"0/{len(gates)}" if gates else "<none>",
+        ]
+
+
+PODS = ResourceType(
+    group="",
+    plural="pods",
+    singular="pod",
+    kind="Pod",
+    list_kind="PodList",
+    namespaced=True,
+    versions=(
+        Version(name="v1", served=True, storage=True, schema=POD_SCHEMA, status_subresource=True),
+    ),
+    short_names=("po",),
+    categories=("all",),
+    strategy=PodStrategy(),
+)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -27,16 +29,10 @@ from flarekit.testing._store import Store, TooOld, Watcher
 JSON = dict[str, Any]
 
 
-def storage_key(obj: JSON) -> str:
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace") or ""
-    return f"{namespace}/{meta.get('name', '')}" if namespace else str(meta.get("name", ""))
-
-
 def get(store: Store, req: Request) -> Response:
     if req.rt.namespaced:
         require_namespace(store, req, req.name, creating=False)
-    obj = store.get(req.key())
+    obj = store.peek(req.key())
     if obj is None:
         raise _errors.not_found(req.rt.plural, req.rt.group, req.name)
     if req.subresource == "scale":
@@ -119,7 +115,7 @@ def list_objects(store: Store, req: Request) -> Response:
                 )
             list_rv, start = decode_continue(token)
             try:
-                items = store.items_at(list_rv, req.rt.group, req.rt.plural, namespace)
+                listing = store.listing_at(list_rv, *req.rt.bucket, namespace)
             except TooOld:
                 raise _errors.expired(
                     _errors.CONTINUE_EXPIRED, encode_continue(store.resource_version, start)
@@ -127,28 +123,33 @@ def list_objects(store: Store, req: Request) -> Response:
         elif req.param("resourceVersionMatch") == "Exact":
             list_rv = _int_param(req, "resourceVersion") or 0
             try:
-                items = store.items_at(list_rv, req.rt.group, req.rt.plural, namespace)
+                listing = store.listing_at(list_rv, *req.rt.bucket, namespace)
             except TooOld as exc:
                 raise _errors.expired(str(exc)) from None
         else:
             list_rv = store.resource_version
-            items = store.items(req.rt.group, req.rt.plural, namespace)
-    items = sorted(items, key=storage_key)
-    if start:
-        items = [o for o in items if storage_key(o) >= start]
-    selected = [o for o in items if matches(o)]
+            listing = store.listing(*req.rt.bucket, namespace)
+    first = bisect.bisect_left(listing, (start,)) if start else 0
+    filtered = bool(req.param("labelSelector") or req.param("fieldSelector"))
+    selected: list[tuple[str, JSON]] = []
+    more = False
+    for entry in itertools.islice(listing, first, None):
+        if filtered and not matches(entry[1]):
+            continue
+        if limit and len(selected) == limit:
+            more = True
+            break
+        selected.append(entry)
     meta: JSON = {"resourceVersion": str(list_rv)}
-    if limit and len(selected) > limit:
-        last = storage_key(selected[limit - 1])
-        meta["continue"] = encode_continue(list_rv, last + "\x00")
-        if not req.param("labelSelector") and not req.param("fieldSelector"):
-            meta["remainingItemCount"] = len(selected) - limit
-        selected = selected[:limit]
+    if more:
+        meta["continue"] = encode_continue(list_rv, selected[-1][0] + "\x00")
+        if not filtered:
+            meta["remainingItemCount"] = len(listing) - first - len(selected)
     body = {
         "apiVersion": req.api_version,
         "kind": req.rt.list_kind,
         "metadata": meta,
-        "items": [present(o, req.rt, req.version.name) for o in selected],
+        "items": [present(o, req.rt, req.version.name) for _, o in selected],
     }
     return Response(200, body, deprecation_warnings(req))
 
@@ -175,7 +176,7 @@ def open_watch(store: Store, req: Request) -> WatchPlan:
     warnings = deprecation_warnings(req)
     bookmarks = req.flag("allowWatchBookmarks")
     try:
-        watcher = store.watch(req.rt.group, req.rt.plural, namespace, since, matches)
+        watcher = store.watch(*req.rt.bucket, namespace, since, matches)
     except TooOld as exc:
         return WatchPlan(None, _errors.expired(str(exc)), timeout, bookmarks, warnings)
     return WatchPlan(watcher, None, timeout, bookmarks, warnings)

@@ -7,20 +7,23 @@ and write handlers and lives here.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flarekit.testing import _errors
+from flarekit.testing._json import copy_json
+from flarekit.testing._protobuf import ProtobufError, decode_protobuf, is_protobuf
 from flarekit.testing._resources import ResourceType, Version
 from flarekit.testing._selectors import parse_field_selector, parse_label_selector
 from flarekit.testing._store import Key, Store
+from flarekit.testing._strategy import strategy_of
 
 JSON = dict[str, Any]
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+JSON_TYPES = ("application/json", "application/yaml")
 
 
 @dataclass
@@ -50,7 +53,8 @@ class Request:
         return (self.param(name) or "").lower() in ("1", "true", "yes")
 
     def key(self, name: str | None = None) -> Key:
-        return (self.rt.group, self.rt.plural, self.namespace, self.name if name is None else name)
+        group, plural = self.rt.bucket
+        return (group, plural, self.namespace, self.name if name is None else name)
 
     @property
     def manager(self) -> str:
@@ -120,15 +124,43 @@ def write_options(req: Request, kind: str) -> WriteOptions:
 
 
 def decode_body(req: Request) -> JSON:
-    """The request body as a JSON object; 400 BadRequest otherwise."""
-    try:
-        doc = json.loads(req.body or b"null")
-    except ValueError as exc:
-        raise _errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+    """The request body as a JSON object; 400 BadRequest otherwise.
+
+    Built-in kinds are decoded as kube-apiserver decodes typed objects: protobuf bodies are
+    read, and a missing apiVersion or kind is taken from the URL. Custom resources are
+    decoded as unstructured JSON, which needs both.
+    """
+    if is_protobuf(req.content_type):
+        if not req.rt.builtin:
+            raise _errors.unsupported_media_type(req.content_type, JSON_TYPES)
+        try:
+            doc = decode_protobuf(req.body, req.rt.kind)
+        except ProtobufError as exc:
+            raise _errors.bad_request(str(exc)) from None
+    else:
+        try:
+            doc = json.loads(req.body or b"null")
+        except ValueError as exc:
+            raise _errors.bad_request(
+                f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
     if not isinstance(doc, dict):
         raise _errors.bad_request(
             f"the object provided is unrecognized (must be of type {req.rt.kind})"
         )
+    if req.rt.builtin:
+        doc.setdefault("apiVersion", req.api_version)
+        doc.setdefault("kind", req.rt.kind)
+        if not doc["apiVersion"]:
+            doc["apiVersion"] = req.api_version
+        if not doc["kind"]:
+            doc["kind"] = req.rt.kind
+        problem = strategy_of(req.rt).decode(doc)
+        if problem:
+            kind, version = req.rt.kind, req.version.name
+            raise _errors.bad_request(
+                f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}'
+            )
     return doc
 
 
@@ -149,15 +181,14 @@ def check_type(req: Request, doc: JSON) -> None:
 
 
 def present(obj: JSON, rt: ResourceType, version: str) -> JSON:
-    """A stored object as seen through `version` (conversion is an apiVersion rewrite)."""
-    out = copy.deepcopy(obj)
-    out["apiVersion"] = rt.api_version(version)
-    return out
+    """A stored object as seen through `version` (a deep copy)."""
+    return strategy_of(rt).from_stored(copy_json(obj), rt.api_version(version))
 
 
 def to_storage(obj: JSON, rt: ResourceType) -> JSON:
-    out = dict(obj)
-    out["apiVersion"] = rt.api_version(rt.storage_version)
+    out = strategy_of(rt).to_stored(obj)
+    if rt.stored_as is None:
+        out["apiVersion"] = rt.api_version(rt.storage_version)
     return out
 
 
@@ -168,7 +199,9 @@ def matcher(req: Request) -> Callable[[JSON], bool]:
     except ValueError as exc:
         raise _errors.bad_request(str(exc)) from None
     try:
-        fields = parse_field_selector(req.param("fieldSelector") or "")
+        fields = parse_field_selector(
+            req.param("fieldSelector") or "", strategy_of(req.rt).selectable()
+        )
     except ValueError as exc:
         raise _errors.bad_request(str(exc)) from None
 

@@ -8,9 +8,12 @@ errors that name the offending field, keeps the request handlers free of diction
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flarekit.testing._strategy import Strategy
 
 JSON = dict[str, Any]
 
@@ -68,6 +71,24 @@ class ResourceType:
     versions: tuple[Version, ...]
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    #: the kind's strategy; None for custom resources (see `_strategy.strategy_of`)
+    strategy: Strategy | None = field(default=None, compare=False)
+    #: (group, plural) whose storage this resource shares (events.k8s.io events live with
+    #: core events); None: its own
+    stored_as: tuple[str, str] | None = None
+    #: verbs served; None: every verb of a stored resource
+    verbs: tuple[str, ...] | None = None
+    #: printer columns of a custom resource version, by version name
+    printer_columns: tuple[tuple[str, tuple[JSON, ...]], ...] = field(default=(), compare=False)
+
+    @property
+    def bucket(self) -> tuple[str, str]:
+        """Where the objects are kept in the store: (group, plural)."""
+        return self.stored_as or (self.group, self.plural)
+
+    @property
+    def builtin(self) -> bool:
+        return self.strategy is not None and self.strategy.typed
 
     @property
     def storage_version(self) -> str:
@@ -152,6 +173,11 @@ def resource_from_crd(crd: Mapping[str, Any]) -> ResourceType:
         versions=versions,
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
+        printer_columns=tuple(
+            (str(v.get("name")), tuple(v.get("additionalPrinterColumns") or ()))
+            for v in raw_versions
+            if isinstance(v, Mapping)
+        ),
     )
 
 
@@ -181,44 +207,21 @@ def _version(doc: Any, where: str) -> Version:
     )
 
 
-NAMESPACES = ResourceType(
-    group="",
-    plural="namespaces",
-    singular="namespace",
-    kind="Namespace",
-    list_kind="NamespaceList",
-    namespaced=False,
-    versions=(Version(name="v1", served=True, storage=True, schema=None, status_subresource=True),),
-    short_names=("ns",),
-)
-
-#: Events, so that a job's `events()` can be tested; tests (or simulated controllers) create
-#: them. Served without a schema, as the real server's own validation is not emulated here.
-EVENTS = ResourceType(
-    group="",
-    plural="events",
-    singular="event",
-    kind="Event",
-    list_kind="EventList",
-    namespaced=True,
-    versions=(Version(name="v1", served=True, storage=True, schema=None),),
-    short_names=("ev",),
-)
-
-
 class Registry:
     """All served resource types, looked up by group and plural (or kind)."""
 
     def __init__(
         self,
         crds: Iterable[Mapping[str, Any]],
-        builtins: Iterable[ResourceType] = (NAMESPACES,),
+        builtins: Iterable[ResourceType] = (),
+        adapt: Callable[[ResourceType], ResourceType] = lambda rt: rt,
     ) -> None:
+        """`adapt` may give a custom resource type what its versions need (a conversion)."""
         self._types: dict[tuple[str, str], ResourceType] = {
             (rt.group, rt.plural): rt for rt in builtins
         }
         for crd in crds:
-            rt = resource_from_crd(crd)
+            rt = adapt(resource_from_crd(crd))
             key = (rt.group, rt.plural)
             if key in self._types:
                 raise CRDError(f"two CRDs define {rt.plural}.{rt.group}")

@@ -14,9 +14,7 @@ plus the ``>`` / ``<`` integer comparisons the same parser accepts. Keys must be
 names (``[prefix/]name``), values valid label values. Field selectors for custom resources
 support only ``metadata.name`` and ``metadata.namespace`` with ``=``, ``==`` and ``!=``.
 
-The label key and value checks (``qualified_name_errors``, ``label_value_errors``,
-``dns1123_subdomain_errors``) are shared with the schema engine, which applies them to
-``metadata``.
+Label keys and values are checked with the rules in ``_names``.
 """
 
 from __future__ import annotations
@@ -27,125 +25,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flarekit.testing._names import (
+    go_quote,
+    label_value_errors,
+    qualified_name_errors,
+)
+
 __all__ = [
     "FieldSelector",
     "FieldTerm",
     "LabelSelector",
     "Requirement",
-    "dns1123_label_errors",
-    "dns1123_subdomain_errors",
-    "go_quote",
     "label_selector_from_dict",
-    "label_value_errors",
     "parse_field_selector",
     "parse_label_selector",
-    "qualified_name_errors",
 ]
-
-# --- name and label validation (k8s.io/apimachinery/pkg/util/validation) -------------------
-
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
-
-_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_QNAME_RE = re.compile(_QNAME_FMT)
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    """Problems with ``value`` as an RFC 1123 label (e.g. a namespace), worded as upstream."""
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """Problems with ``value`` as an RFC 1123 subdomain (object names), worded as upstream."""
-    errs: list[str] = []
-    if len(value) > 253:
-        errs.append(_max_len_error(253))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """Problems with ``value`` as a label key / qualified name (``[prefix/]name``)."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + _max_len_error(63))
-    if not _QNAME_RE.fullmatch(name):
-        errs.append(
-            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    """Problems with ``value`` as a label value (may be empty, at most 63 characters)."""
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(
-            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
-    return errs
-
-
-def go_quote(value: str) -> str:
-    """``value`` quoted like Go's ``%q``, as upstream error messages show bad values."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _invalid(path: str, value: str, detail: str) -> str:
@@ -509,16 +403,33 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.terms
 
+    #: field label -> dotted path in the object, for labels that are not paths themselves
+    paths: Mapping[str, str] | None = None
+
     def matches(self, obj: Mapping[str, Any]) -> bool:
-        meta = obj.get("metadata") or {}
         for term in self.terms:
-            have = meta.get(term.field.split(".", 1)[1]) or ""
+            path = (self.paths or {}).get(term.field, term.field)
+            have = _field_value(obj, path)
             if (have == term.value) != (term.operator == "="):
                 return False
         return True
 
     def __str__(self) -> str:
         return ",".join(str(t) for t in self.terms)
+
+
+def _field_value(obj: Mapping[str, Any], path: str) -> str:
+    """A field's value as the apiserver's field set renders it ("" when absent)."""
+    node: Any = obj
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            return ""
+        node = node.get(part)
+    if node is None:
+        return ""
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)
 
 
 def _split_terms(text: str) -> list[str]:
@@ -566,12 +477,15 @@ def _split_term(term: str) -> tuple[str, str, str] | None:
     return None
 
 
-def parse_field_selector(text: str) -> FieldSelector:
-    """Parse a field selector (``fieldSelector=``) for a custom resource.
+def parse_field_selector(text: str, selectable: Mapping[str, str] | None = None) -> FieldSelector:
+    """Parse a field selector (``fieldSelector=``).
 
-    Only ``metadata.name`` and ``metadata.namespace`` are selectable, as for every custom
-    resource without ``selectableFields``; other fields raise ``ValueError`` with the API
-    server's message. Values may escape ``\\``, ``,`` and ``=`` with a backslash.
+    For a custom resource (``selectable`` None) only ``metadata.name`` and
+    ``metadata.namespace`` are selectable, as for every CRD without ``selectableFields``. A
+    built-in kind passes its selectable field labels, each mapped to the path it reads (pods:
+    ``status.phase``, events: ``involvedObject.name``, ...). Other fields raise
+    ``ValueError`` with the API server's message. Values may escape ``\\``, ``,`` and ``=``
+    with a backslash.
     """
     terms: list[FieldTerm] = []
     parts = [p for p in _split_terms(text) if p] if text else []
@@ -581,10 +495,12 @@ def parse_field_selector(text: str) -> FieldSelector:
             raise ValueError(f"invalid selector: '{text}'; can't understand '{part}'")
         lhs, op, rhs = split
         value = _unescape(rhs)
-        if lhs not in _KNOWN_FIELDS:
+        if selectable is not None and lhs not in selectable:
+            raise ValueError(f"field label not supported: {lhs}")
+        if selectable is None and lhs not in _KNOWN_FIELDS:
             raise ValueError(
                 f"{go_quote(lhs)} is not a known field selector: only "
                 + ", ".join(go_quote(f) for f in _KNOWN_FIELDS)
             )
         terms.append(FieldTerm(lhs, "!=" if op == "!=" else "=", value))
-    return FieldSelector(tuple(terms))
+    return FieldSelector(tuple(terms), selectable)

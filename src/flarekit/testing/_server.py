@@ -10,6 +10,7 @@ like objects created through the API.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -23,12 +24,17 @@ from typing import Any
 from flarekit.testing import _crd_api, _deletes, _pods, _reads, _writes
 from flarekit.testing._auth import Policy, Rule, rule
 from flarekit.testing._controllers import Controller, ControllerLoop
+from flarekit.testing._conversion import with_conversion
+from flarekit.testing._core_kinds import CORE_KINDS
+from flarekit.testing._deletes import finalize_namespace
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import FaultRule, Faults, Predicate, RecordedRequest, RequestLog
 from flarekit.testing._http import Backend, make_server
+from flarekit.testing._kube_controllers import GarbageCollector, NamespaceDefaults, Scheduler
 from flarekit.testing._logs import LogStore
 from flarekit.testing._request import Request, present
-from flarekit.testing._resources import EVENTS, NAMESPACES, Registry, ResourceType
+from flarekit.testing._resources import Registry, ResourceType
+from flarekit.testing._reviews import REVIEW_KINDS
 from flarekit.testing._store import Store
 from flarekit.testing._tls import make_certificates, write_kubeconfig
 
@@ -42,7 +48,11 @@ _RUNNING: weakref.WeakSet[FakeCluster] = weakref.WeakSet()
 
 
 def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
-    """CRDs of the given upstream releases (all default releases when None)."""
+    """CRDs of the given upstream releases (all default releases when None).
+
+    Read once per set of releases and shared by every FakeCluster that serves them: nothing
+    changes a served CRD, and compiled schemas are cached per schema object, so later
+    FakeClusters start without reading or compiling them again."""
     try:
         from flarekit_models._crds import crds_for, default_releases
     except ImportError as exc:
@@ -51,7 +61,14 @@ def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
             "upstream releases; build it with `make generate`, or pass crds=[...] explicitly"
         ) from exc
     chosen = dict(default_releases() if releases is None else releases)
-    return [dict(c) for c in crds_for(chosen)]
+    return list(_release_crds(tuple(sorted(chosen.items())), crds_for))
+
+
+@functools.lru_cache(maxsize=16)
+def _release_crds(
+    releases: tuple[tuple[str, str], ...], crds_for: Callable[[dict[str, str]], Any]
+) -> tuple[JSON, ...]:
+    return tuple(dict(c) for c in crds_for(dict(releases)))
 
 
 class FakeCluster:
@@ -81,7 +98,9 @@ class FakeCluster:
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
         served = list(crds) if crds is not None else release_crds(releases)
-        self.registry = Registry(served, builtins=(NAMESPACES, _pods.PODS, EVENTS))
+        self.registry = Registry(
+            served, builtins=(*CORE_KINDS, _pods.PODS, *REVIEW_KINDS), adapt=with_conversion
+        )
         self.store = Store(history)
         self.policy = Policy()
         self.faults = Faults()
@@ -100,6 +119,11 @@ class FakeCluster:
         )
         self._controllers = ControllerLoop(self, tick_interval)
         self.store.on_commit.append(self._controllers.offer)
+        self._namespace_defaults = NamespaceDefaults(self.store)
+        self.store.on_commit.append(self._namespace_defaults.on_commit)
+        self.store.on_commit.append(GarbageCollector(self.store, finalize_namespace).on_commit)
+        self._scheduler = Scheduler(self.store, _pods.NODES)
+        self.store.on_commit.append(self._scheduler.on_commit)
         self._dir: Path | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -126,6 +150,8 @@ class FakeCluster:
         host, port = self._server.server_address[:2]
         self._backend.address = f"{host}:{port}"
         write_kubeconfig(self.kubeconfig_path, self.url, tls.ca_cert, self.policy.admin_token)
+        with self.store.lock:
+            self._namespace_defaults.started(tls.ca_cert.read_text())
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -348,13 +374,13 @@ class FakeCluster:
         """Current objects of a resource (one namespace, or all when None)."""
         rt = self.resource(resource)
         chosen = version or rt.storage_version
-        items = self.store.items(rt.group, rt.plural, namespace if rt.namespaced else None)
+        items = self.store.items(*rt.bucket, namespace if rt.namespaced else None)
         return [present(o, rt, chosen) for o in items]
 
     def get(self, resource: str, name: str, namespace: str | None = None) -> JSON | None:
         rt = self.resource(resource)
         ns = (namespace or "default") if rt.namespaced else ""
-        obj = self.store.get((rt.group, rt.plural, ns, name))
+        obj = self.store.get((*rt.bucket, ns, name))
         return present(obj, rt, rt.storage_version) if obj is not None else None
 
     def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> JSON:
@@ -457,9 +483,23 @@ class FakeCluster:
         return pod
 
     def start_pod(self, namespace: str, name: str) -> JSON:
-        """Report the pod Running, every container started and ready (as a kubelet would)."""
+        """Report the pod Running, every container started and ready (as a kubelet would),
+        on a simulated node it is bound to first (as the scheduler would)."""
+        self.bind_pod(namespace, name)
         pod = self._pod(namespace, name)
         return self.set_status("pods", name, _pods.running_status(pod), namespace)
+
+    def bind_pod(self, namespace: str, name: str, node: str | None = None) -> JSON:
+        """Bind the pod to `node` (by default one of the simulated nodes `node-0`, `node-1`,
+        stable per pod), as the scheduler's binding does; pods of the default scheduler are
+        bound when they are created, this is for the others."""
+        pod = self._pod(namespace, name)
+        if not (pod.get("spec") or {}).get("nodeName"):
+            with self.store.lock:
+                self._scheduler.bind(
+                    ("", "pods", namespace, name), node or self._scheduler.node_for(pod)
+                )
+        return self._pod(namespace, name)
 
     def finish_pod(
         self, namespace: str, name: str, phase: str = "Succeeded", exit_code: int | None = None

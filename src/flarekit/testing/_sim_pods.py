@@ -120,7 +120,10 @@ class PodRunner:
         meta = pod["metadata"]
         if _pods.phase(pod) != "Pending":
             return
-        running = cluster.start_pod(meta["namespace"], meta["name"])
+        try:
+            running = cluster.start_pod(meta["namespace"], meta["name"])
+        except ValueError:
+            return  # garbage-collected with its owner meanwhile
         self._pending[(meta["namespace"], meta["name"])] = [
             str(line) for line in self._source(owner, running)
         ]
@@ -149,8 +152,11 @@ class PodRunner:
             return
         key = (meta["namespace"], meta["name"])
         rest = [*self._pending.pop(key, []), *lines]
-        self._emit(cluster, *key, rest)
-        cluster.finish_pod(meta["namespace"], meta["name"], phase, exit_code)
+        try:
+            self._emit(cluster, *key, rest)
+            cluster.finish_pod(meta["namespace"], meta["name"], phase, exit_code)
+        except ValueError:
+            return  # garbage-collected with its owner meanwhile
 
     def owned(self, cluster: FakeCluster, namespace: str, labels: Mapping[str, str]) -> list[JSON]:
         """Pods this runner created that carry `labels` (pods a test added are left alone, as

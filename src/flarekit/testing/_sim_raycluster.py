@@ -17,6 +17,7 @@ what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -33,6 +34,7 @@ from flarekit.testing._sim_base import (
     suffix,
     timestamp,
 )
+from flarekit.testing._tls import make_ca
 
 if TYPE_CHECKING:
     from flarekit.testing._server import FakeCluster
@@ -82,6 +84,7 @@ def _ip(prefix: str, uid: str, salt: str) -> str:
 
 
 CLUSTER_LABEL = "ray.io/cluster"
+CA_SECRET_LABEL = "ray.openshift.ai/cluster-name"
 
 
 def ray_pods(obj: Mapping[str, Any]) -> list[JSON]:
@@ -173,8 +176,11 @@ def desired(spec: Mapping[str, Any]) -> JSON:
     }
 
 
-def ready_status(obj: Mapping[str, Any], conditions: list[JSON]) -> JSON:
-    """The status of a RayCluster whose head and workers are all running and ready."""
+def ready_status(
+    obj: Mapping[str, Any], conditions: list[JSON], head_ip: str | None = None
+) -> JSON:
+    """The status of a RayCluster whose head and workers are all running and ready
+    (`head_ip`: the head pod's IP, as KubeRay reads it from the pod)."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     uid, name, now = str(meta["uid"]), str(meta["name"]), timestamp()
     counts = desired(spec)
@@ -199,7 +205,7 @@ def ready_status(obj: Mapping[str, Any], conditions: list[JSON]) -> JSON:
         "availableWorkerReplicas": counts["desiredWorkerReplicas"],
         "endpoints": _endpoints(spec),
         "head": {
-            "podIP": _ip("10.244", uid, "pod"),
+            "podIP": head_ip or _ip("10.244", uid, "pod"),
             "podName": f"{name}-head-{suffix(uid)}",
             "serviceIP": _ip("10.96", uid, "service"),
             "serviceName": f"{name}-head-svc",
@@ -216,7 +222,10 @@ class RayClusterController(SimController):
 
     `fail_after` (seconds) makes clusters fail instead, with `failure_message` as the reason;
     `fail_when(obj)` limits failure to the clusters it returns True for. Clusters with
-    `spec.suspend: true` stay suspended.
+    `spec.suspend: true` stay suspended. `ca_secret=True` also gives each cluster the CA
+    secret OpenShift AI's KubeRay makes for mTLS (`<cluster>-ca-secret-<suffix>`, labelled
+    `ray.openshift.ai/cluster-name`, owned by the cluster), which codeflare-sdk's `apply()`
+    and `wait_ready()` wait for.
     """
 
     resource = "rayclusters.ray.io"
@@ -230,8 +239,10 @@ class RayClusterController(SimController):
         failure_message: str = DEFAULT_FAILURE,
         logs: _sim_pods.LogSource | None = None,
         clock: Clock | None = None,
+        ca_secret: bool = False,
     ) -> None:
         super().__init__(clock)
+        self.ca_secret = ca_secret
         self.pods = _sim_pods.PodRunner(logs, default_logs)
         check_delay("ready_after", ready_after)
         check_delay("fail_after", fail_after)
@@ -265,7 +276,13 @@ class RayClusterController(SimController):
         if not failing and since >= self.ready_after:
             for pod in pods:
                 self.pods.start(cluster, obj, pod)
-            self.write_status(cluster, obj, ready_status(obj, status.get("conditions") or []))
+            if self.ca_secret:
+                self._ensure_ca_secret(cluster, obj)
+            head = f"{obj['metadata']['name']}-head-{suffix(uid)}"
+            running = cluster.get("pods", head, obj["metadata"]["namespace"]) or {}
+            head_ip = (running.get("status") or {}).get("podIP")
+            conditions = status.get("conditions") or []
+            self.write_status(cluster, obj, ready_status(obj, conditions, head_ip))
         elif status.get("state") != "ready":
             self.write_status(cluster, obj, self._provisioning_status(obj))
 
@@ -284,6 +301,37 @@ class RayClusterController(SimController):
     def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
         self.pods.delete(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]})
+
+    def _ensure_ca_secret(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta = obj["metadata"]
+        name = f"{meta['name']}-ca-secret-{suffix(str(meta['uid']))}"
+        if cluster.get("secrets", name, meta["namespace"]) is not None:
+            return
+        cert, key = make_ca(f"{meta['name']}-ca")
+        owner = {
+            "apiVersion": obj["apiVersion"],
+            "kind": "RayCluster",
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        cluster.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta["namespace"],
+                    "labels": {CA_SECRET_LABEL: meta["name"]},
+                    "ownerReferences": [owner],
+                },
+                "data": {
+                    "ca.crt": base64.b64encode(cert).decode(),
+                    "ca.key": base64.b64encode(key).decode(),
+                },
+            }
+        )
 
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
         """Remove the cluster's pods, as garbage collection of owned objects would."""

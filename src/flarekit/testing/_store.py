@@ -8,11 +8,17 @@ version is compacted, as on a real server.
 
 All reads and writes happen under one re-entrant lock; request handlers take it for the whole
 read-modify-write so that optimistic concurrency is decided atomically.
+
+Stored objects are never changed in place: a write stores a new copy. So reads that only
+present objects (lists, watch events) may hand out the stored objects themselves and copy
+just what they send; `get` returns a copy, for callers that modify what they read. Objects
+are indexed by type, and each type's keys are kept sorted as etcd lists them, so a page of a
+list costs what the page holds, not what the store holds.
 """
 
 from __future__ import annotations
 
-import copy
+import bisect
 import queue
 import threading
 from collections import deque
@@ -20,8 +26,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from flarekit.testing._json import copy_json
+
 JSON = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" when cluster-scoped), name
+Listing = list[tuple[str, JSON]]  # (storage key, stored object), in storage key order
+
+
+def storage_key(key: Key) -> str:
+    """The object's place in a list: `namespace/name` (or `name`), as in etcd's key order."""
+    return f"{key[2]}/{key[3]}" if key[2] else key[3]
+
+
+def _in_namespace(listing: Listing, namespace: str | None) -> Listing:
+    """The contiguous run of a sorted listing that lies in one namespace."""
+    if namespace is None:
+        return listing
+    low = bisect.bisect_left(listing, (f"{namespace}/",))
+    high = bisect.bisect_left(listing, (f"{namespace}0",))  # "0" sorts right after "/"
+    return listing[low:high]
 
 
 @dataclass(frozen=True)
@@ -80,13 +103,13 @@ class Watcher:
         before = event.prev is not None and self.matcher(event.prev)
         if event.type == "DELETED":
             if self.matcher(event.obj):
-                self.queue.put(("DELETED", copy.deepcopy(event.obj)))
+                self.queue.put(("DELETED", event.obj))
         elif now and before:
-            self.queue.put(("MODIFIED", copy.deepcopy(event.obj)))
+            self.queue.put(("MODIFIED", event.obj))
         elif now:
-            self.queue.put(("ADDED", copy.deepcopy(event.obj)))
+            self.queue.put(("ADDED", event.obj))
         elif before and event.prev is not None:
-            gone = copy.deepcopy(event.prev)
+            gone = copy_json(event.prev)
             gone.setdefault("metadata", {})["resourceVersion"] = str(event.rv)
             self.queue.put(("DELETED", gone))
 
@@ -103,6 +126,8 @@ class Store:
         self.lock = threading.RLock()
         self._rv = 0
         self._objects: dict[Key, JSON] = {}
+        self._types: dict[tuple[str, str], dict[Key, JSON]] = {}
+        self._sorted: dict[tuple[str, str], Listing] = {}
         self._history: deque[Event] = deque()
         self._max_history = history
         self._compacted = 0
@@ -121,36 +146,50 @@ class Store:
         return self._compacted
 
     def get(self, key: Key) -> JSON | None:
+        """A copy of the stored object (callers may change it)."""
         with self.lock:
             obj = self._objects.get(key)
-            return copy.deepcopy(obj) if obj is not None else None
+            return copy_json(obj) if obj is not None else None
 
-    def items(self, group: str, plural: str, namespace: str | None) -> list[JSON]:
-        """Current objects of one type (one namespace, or all when None), in key order."""
+    def peek(self, key: Key) -> JSON | None:
+        """The stored object itself, to present (copy) and never change."""
         with self.lock:
-            return self._select(self._objects, group, plural, namespace)
+            return self._objects.get(key)
 
-    def items_at(self, rv: int, group: str, plural: str, namespace: str | None) -> list[JSON]:
-        """Objects as they were at resourceVersion `rv`, rebuilt by undoing newer history."""
+    def listing(self, group: str, plural: str, namespace: str | None) -> Listing:
+        """(storage key, object) of one type now, in key order; the objects are the stored
+        ones: present (copy) them, never change them."""
+        with self.lock:
+            cached = self._sorted.get((group, plural))
+            if cached is None:
+                found = self._types.get((group, plural), {})
+                cached = sorted((storage_key(k), o) for k, o in found.items())
+                self._sorted[(group, plural)] = cached
+            return _in_namespace(cached, namespace)
+
+    def listing_at(self, rv: int, group: str, plural: str, namespace: str | None) -> Listing:
+        """The listing as it was at resourceVersion `rv`, rebuilt by undoing newer history."""
         with self.lock:
             if rv < self._compacted:
                 raise TooOld(rv, self._compacted)
-            state = dict(self._objects)
+            if rv >= self._rv:
+                return self.listing(group, plural, namespace)
+            state = dict(self._types.get((group, plural), {}))
             for event in reversed(self._history):
                 if event.rv <= rv:
                     break
+                if event.key[0] != group or event.key[1] != plural:
+                    continue
                 if event.prev is None:
                     state.pop(event.key, None)
                 else:
                     state[event.key] = event.prev
-            return self._select(state, group, plural, namespace)
+            return _in_namespace(sorted((storage_key(k), o) for k, o in state.items()), namespace)
 
-    @staticmethod
-    def _select(state: dict[Key, JSON], group: str, plural: str, ns: str | None) -> list[JSON]:
-        keys = sorted(
-            k for k in state if k[0] == group and k[1] == plural and (ns is None or k[2] == ns)
-        )
-        return [copy.deepcopy(state[k]) for k in keys]
+    def items(self, group: str, plural: str, namespace: str | None) -> list[JSON]:
+        """Current objects of one type (one namespace, or all when None), in key order; the
+        stored objects themselves: do not change them."""
+        return [o for _, o in self.listing(group, plural, namespace)]
 
     def keys_in_namespace(self, namespace: str) -> list[Key]:
         """Keys of every namespaced object living in `namespace`."""
@@ -160,7 +199,8 @@ class Store:
     # -- writes -----------------------------------------------------------------------------
 
     def commit(self, key: Key, obj: JSON | None, last: JSON | None = None) -> JSON:
-        """Store `obj` under `key` with the next resourceVersion; returns a copy.
+        """Store a copy of `obj` under `key` with the next resourceVersion; returns the stored
+        object (present it, never change it).
 
         `obj=None` deletes; the DELETED event then carries `last` (default: the stored state).
         """
@@ -169,17 +209,21 @@ class Store:
             if obj is None and prev is None:
                 raise KeyError(key)
             self._rv += 1
+            bucket = self._types.setdefault(key[:2], {})
             if obj is None:
                 assert prev is not None
-                final = copy.deepcopy(last if last is not None else prev)
+                final = copy_json(last if last is not None else prev)
                 final.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
                 del self._objects[key]
+                del bucket[key]
                 event = Event("DELETED", self._rv, key, final, prev)
             else:
-                final = copy.deepcopy(obj)
+                final = copy_json(obj)
                 final.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
                 self._objects[key] = final
+                bucket[key] = final
                 event = Event("ADDED" if prev is None else "MODIFIED", self._rv, key, final, prev)
+            self._sorted.pop(key[:2], None)
             self._history.append(event)
             while len(self._history) > self._max_history:
                 self._compacted = self._history.popleft().rv
@@ -187,7 +231,7 @@ class Store:
                 watcher.offer(event)
             for listener in list(self.on_commit):
                 listener(event)
-            return copy.deepcopy(final)
+            return final
 
     def compact(self) -> None:
         """Forget all history, as etcd compaction does (old RVs then answer 410 Expired)."""
@@ -209,7 +253,7 @@ class Store:
         with self.lock:
             watcher = Watcher(group, plural, namespace, matcher)
             if since is None:
-                for obj in self._select(self._objects, group, plural, namespace):
+                for _, obj in self.listing(group, plural, namespace):
                     if matcher(obj):
                         watcher.queue.put(("ADDED", obj))
             else:

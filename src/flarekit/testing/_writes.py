@@ -8,14 +8,14 @@ optimistic concurrency, bump generation, record field managers, then store (unle
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 import yaml
 
-from flarekit.testing import _apply, _errors, _meta, _pods
+from flarekit.testing import _apply, _errors, _meta
 from flarekit.testing._deletes import finalize_namespace
+from flarekit.testing._json import copy_json
 from flarekit.testing._patch import PatchError, apply_json_patch, apply_merge_patch
 from flarekit.testing._reads import read_path, scale_view
 from flarekit.testing._request import (
@@ -31,6 +31,9 @@ from flarekit.testing._request import (
     write_options,
 )
 from flarekit.testing._store import Store
+from flarekit.testing._strategic import apply_strategic
+from flarekit.testing._strategy import strategy_of
+from flarekit.testing._structural import compiled
 
 JSON = dict[str, Any]
 
@@ -56,7 +59,7 @@ class Admission:
             return obj, []
         from flarekit.testing._structural import admit  # the schema engine
 
-        result = admit(obj, schema)
+        result = admit(obj, schema, strategy_of(self.req.rt).name_errors)
         unknown = list(result.unknown_fields)
         if unknown and self.opts.field_validation == "Strict":
             detail = "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
@@ -66,7 +69,7 @@ class Admission:
             raise _errors.bad_request(detail)
         if unknown and self.opts.field_validation == "Warn":
             self.warnings.extend(f'unknown field "{u}"' for u in unknown)
-        causes = [_errors.Cause(c.reason, c.message, c.field) for c in result.causes]
+        causes = list(result.causes)
         return dict(result.obj), causes
 
 
@@ -115,44 +118,36 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
         managed = meta.get("managedFields") if applied else None
         _meta.strip_for_create(obj)
         _meta.isolate_for_main(obj, None, req.version.status_subresource)
-        if _is_namespaces(req):
-            _namespace_defaults(obj)
-        elif _pods.is_pods(req.rt):
-            _pods.prepare_for_create(obj)
+        strategy = strategy_of(req.rt)
+        strategy.prepare_create(obj)
         obj, causes = admission(obj)
-        if req.version.schema is None:  # the schema engine checks metadata of custom resources
-            causes = _meta.validate_name(name, label_only=True) + _meta.validate_meta_types(obj)
-        if _pods.is_pods(req.rt):
-            causes += _pods.validate(obj)
+        if req.rt.builtin:
+            causes += _meta.validate_meta_types(obj)
+        causes += strategy.validate(obj)
         if causes:
             raise _invalid(req, name, causes)
         if store.get(req.key(name)) is not None:
             raise _errors.already_exists(req.rt.plural, req.rt.group, name)
         meta = obj["metadata"]
         meta.update(uid=_meta.new_uid(), creationTimestamp=_meta.timestamp(), generation=1)
-        if req.rt.group == "":
+        if not strategy.generation:
             meta.pop("generation")
         if applied:
             meta["managedFields"] = managed
         else:
             _apply.record_update(
-                None, obj, opts.manager, req.api_version, "", req.version.status_subresource
+                None,
+                obj,
+                opts.manager,
+                req.api_version,
+                "",
+                req.version.status_subresource,
+                req.version.schema,
             )
         if opts.dry_run:
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
         stored = store.commit(req.key(name), to_storage(obj, req.rt))
     return Response(201, present(stored, req.rt, req.version.name), admission.warnings)
-
-
-def _is_namespaces(req: Request) -> bool:
-    return req.rt.group == "" and req.rt.plural == "namespaces"
-
-
-def _namespace_defaults(obj: JSON) -> None:
-    name = obj["metadata"].get("name") or ""
-    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
-    obj["spec"] = {"finalizers": ["kubernetes"]}
-    obj["status"] = {"phase": "Active"}
 
 
 def _existing(store: Store, req: Request) -> JSON:
@@ -212,8 +207,9 @@ def _commit_update(
 ) -> Response:
     """The shared tail of PUT and PATCH: isolate, admit, validate, bump, store."""
     status_sub = req.version.status_subresource
+    strategy = strategy_of(req.rt)
     old_view = present(old, req.rt, req.version.name)
-    new = copy.deepcopy(new)
+    new = copy_json(new)
     new["apiVersion"], new["kind"] = req.api_version, req.rt.kind
     managed = (new.get("metadata") or {}).get("managedFields") if applied else None
     if req.subresource == "status":
@@ -224,13 +220,12 @@ def _commit_update(
         new["metadata"]["name"] = req.name
         if req.rt.namespaced:
             new["metadata"]["namespace"] = req.namespace
-        if _is_namespaces(req):
-            new["spec"] = copy.deepcopy(old.get("spec", {}))
+        strategy.prepare_update(new, old_view)
     new, causes = admission(new)
-    if req.version.schema is None:
-        causes = _meta.validate_meta_types(new)
-    if _pods.is_pods(req.rt) and req.subresource != "status":
-        causes += _pods.validate(new) + _pods.update_causes(old_view, new)
+    if req.rt.builtin:
+        causes += _meta.validate_meta_types(new)
+    if req.subresource != "status":
+        causes += strategy.validate_update(new, old_view)
     added = _meta.added_finalizers(new, old_view)
     if old["metadata"].get("deletionTimestamp") and added:
         causes.append(
@@ -243,7 +238,7 @@ def _commit_update(
         )
     if causes:
         raise _invalid(req, req.name, causes)
-    if req.rt.group != "" and req.subresource != "status":
+    if strategy.generation and req.subresource != "status":
         _meta.bump_generation(new, old_view)
     if applied:
         new["metadata"]["managedFields"] = managed
@@ -251,7 +246,13 @@ def _commit_update(
             new["metadata"].pop("managedFields", None)
     else:
         _apply.record_update(
-            old_view, new, opts.manager, req.api_version, req.subresource, status_sub
+            old_view,
+            new,
+            opts.manager,
+            req.api_version,
+            req.subresource,
+            status_sub,
+            req.version.schema,
         )
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
     if _meta.without_volatile(new) == _meta.without_volatile(old_view) and _apply.ownership(
@@ -278,13 +279,10 @@ def _commit_update(
 def patch(store: Store, req: Request) -> Response:
     """PATCH with a JSON merge patch, a JSON patch, or a server-side apply configuration."""
     content_type = req.content_type.split(";")[0].strip().lower()
-    core = req.rt.group == ""
-    strategic = content_type == STRATEGIC_PATCH and _pods.is_pods(req.rt)
-    if content_type == STRATEGIC_PATCH and core:
-        # Close enough for metadata and status changes; lists are replaced, not merged by key.
-        content_type = MERGE_PATCH
-    if content_type not in CR_PATCH_TYPES:
-        raise _errors.unsupported_media_type(content_type, CR_PATCH_TYPES)
+    accepted = (*CR_PATCH_TYPES, STRATEGIC_PATCH) if req.rt.builtin else CR_PATCH_TYPES
+    if content_type not in accepted:
+        raise _errors.unsupported_media_type(content_type, accepted)
+    strategic = content_type == STRATEGIC_PATCH
     applying = content_type == APPLY_PATCH
     opts = write_options(req, "PatchOptions")
     causes = []
@@ -316,7 +314,8 @@ def patch(store: Store, req: Request) -> Response:
             if content_type == JSON_PATCH:
                 out = apply_json_patch(current, patch_doc)
             elif strategic:
-                out = apply_merge_patch(current, _pods.strategic_as_merge(current, patch_doc))
+                schema = req.version.schema
+                out = apply_strategic(current, patch_doc, compiled(schema) if schema else None)
             else:
                 out = apply_merge_patch(current, patch_doc)
         except PatchError as exc:
@@ -366,7 +365,14 @@ def _apply_patch(store: Store, req: Request, opts: WriteOptions) -> Response:
                 "metadata": {"name": req.name},
             }
             merged = _apply.apply(
-                base, config, opts.manager, req.api_version, opts.force, "", status_sub
+                base,
+                config,
+                opts.manager,
+                req.api_version,
+                opts.force,
+                "",
+                status_sub,
+                req.version.schema,
             )
             return create(store, req, merged, applied=True)
         given = config["metadata"].get("resourceVersion")
@@ -374,7 +380,14 @@ def _apply_patch(store: Store, req: Request, opts: WriteOptions) -> Response:
             raise _errors.conflict(req.rt.plural, req.rt.group, req.name)
         live = present(old, req.rt, req.version.name)
         merged = _apply.apply(
-            live, config, opts.manager, req.api_version, opts.force, req.subresource, status_sub
+            live,
+            config,
+            opts.manager,
+            req.api_version,
+            opts.force,
+            req.subresource,
+            status_sub,
+            req.version.schema,
         )
         admission = Admission(req, opts, patching=True)
         return _commit_update(store, req, opts, old, merged, admission, applied=True)
@@ -387,7 +400,7 @@ def _write_scale(store: Store, req: Request, opts: WriteOptions, change: Any) ->
     with store.lock:
         old = _existing(store, req)
         view = scale_view(req, old)
-        new_view = change(copy.deepcopy(view))
+        new_view = change(copy_json(view))
         given = (new_view.get("metadata") or {}).get("resourceVersion")
         if given and str(given) != old["metadata"]["resourceVersion"]:
             raise _errors.conflict(req.rt.plural, req.rt.group, req.name)

@@ -21,6 +21,9 @@ __all__ = ["leftovers", "start_practice_cluster"]
 _INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 #: What every fresh cluster has, and so is not a leftover.
 _BUILTIN = frozenset({"namespaces"})
+#: What a cluster puts in every namespace itself (the service account controller and the root
+#: CA publisher): not left behind by the walkthrough. Events are the cluster's own records too.
+_CLUSTER_MADE = frozenset({("serviceaccounts", "default"), ("configmaps", "kube-root-ca.crt")})
 
 
 def _trainer_log(job: dict[str, Any], pod: dict[str, Any]) -> Iterable[str]:
@@ -68,11 +71,13 @@ def leftovers(cluster: FakeCluster) -> list[str]:
     """Every object still stored, as ``kind namespace/name`` (namespaces do not count)."""
     found: list[str] = []
     for rt in cluster.registry:
-        if rt.plural in _BUILTIN and not rt.group:
+        if (rt.plural in _BUILTIN and not rt.group) or rt.kind == "Event":
             continue
         resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
         for obj in cluster.objects(resource):
             meta = obj.get("metadata") or {}
+            if not rt.group and (rt.plural, meta.get("name")) in _CLUSTER_MADE:
+                continue
             where = f"{meta['namespace']}/" if meta.get("namespace") else ""
             found.append(f"{obj.get('kind')} {where}{meta.get('name')}")
     return sorted(found)

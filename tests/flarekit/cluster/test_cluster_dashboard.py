@@ -1,9 +1,8 @@
 """The dashboard URL from a Route, an Ingress or an HTTPRoute, and the message without one.
 
-FakeCluster serves only custom resources, so these tests give it tiny hand-written CRDs for
-the three kinds (and Gateway). Ingress is built into real clusters; flarekit reads all of
-them through the same `/apis/<group>/<version>/namespaces/<ns>/<plural>` URLs, which is
-what makes a CRD stand-in faithful here.
+Ingress is built into FakeCluster as into real clusters; Route, HTTPRoute and Gateway are
+custom resources, given here as tiny hand-written CRDs. flarekit reads all of them through
+the same `/apis/<group>/<version>/namespaces/<ns>/<plural>` URLs.
 """
 
 from __future__ import annotations
@@ -48,7 +47,6 @@ def open_crd(group: str, version: str, kind: str, plural: str) -> dict[str, Any]
 
 EXTRA_CRDS = [
     open_crd("route.openshift.io", "v1", "Route", "routes"),
-    open_crd("networking.k8s.io", "v1", "Ingress", "ingresses"),
     open_crd("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes"),
     open_crd("gateway.networking.k8s.io", "v1", "Gateway", "gateways"),
 ]
@@ -213,13 +211,11 @@ def test_cluster_dashboard_uri_uses_the_head_service_kuberay_reports(
 
 
 def test_kinds_not_served_are_skipped(client: Client, ns: str) -> None:
-    # A cluster with KubeRay only: no Route, Ingress or HTTPRoute types at all.
+    # A cluster with KubeRay only: no Route or HTTPRoute types (Ingress is always served).
     with (
         FakeCluster(crds=crds_for({"kuberay": "v1.7.0"})) as bare,
         client_for(bare) as c,
-        pytest.raises(
-            DashboardNotExposed, match=r"does not serve Route .*Ingress .*HTTPRoute"
-        ) as info,
+        pytest.raises(DashboardNotExposed, match=r"does not serve Route .*HTTPRoute") as info,
     ):
         find_dashboard_uri(c, "default", "demo-head-svc")
     assert "port-forward -n default svc/demo-head-svc" in str(info.value)

@@ -100,7 +100,13 @@ def test_propagation_policy(api: Any, ns: str) -> None:
     out = api.delete_namespaced_custom_object(
         GROUP, "v1", ns, "widgets", "a", propagation_policy="Foreground"
     )
-    assert out["status"] == "Success"
+    # as kube-apiserver answers: the object, held by the garbage collector's finalizer ...
+    assert out["metadata"]["finalizers"] == ["foregroundDeletion"]
+    assert out["metadata"]["deletionTimestamp"]
+    # ... which lets it go at once, since nothing depends on it
+    with pytest.raises(ApiException) as gone:
+        api.get_namespaced_custom_object(GROUP, "v1", ns, "widgets", "a")
+    assert gone.value.status == 404
     api.create_namespaced_custom_object(GROUP, "v1", ns, "widgets", widget("b"))
     with pytest.raises(ApiException) as err:
         api.delete_namespaced_custom_object(
@@ -127,3 +133,56 @@ def test_delete_missing(api: Any, ns: str) -> None:
     with pytest.raises(ApiException) as err:
         api.delete_namespaced_custom_object(GROUP, "v1", ns, "widgets", "ghost")
     assert status_of(err.value)["message"] == 'widgets.example.com "ghost" not found'
+
+
+def _owned(name: str, owner: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+    }
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}}
+    body["metadata"]["ownerReferences"] = [ref]
+    return body
+
+
+@pytest.mark.parametrize("policy", [None, "Background", "Foreground"])
+def test_garbage_collector_deletes_dependents(client: Any, ns: str, policy: str | None) -> None:
+    core = kubernetes.client.CoreV1Api(client)
+    owner = core.create_namespaced_config_map(ns, {"metadata": {"name": "owner"}}).to_dict()
+    owner = {"metadata": {"name": "owner", "uid": owner["metadata"]["uid"]}}
+    core.create_namespaced_config_map(ns, _owned("child", owner))
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "bystander"}})
+    core.delete_namespaced_config_map("owner", ns, propagation_policy=policy)
+    names = {c.metadata.name for c in core.list_namespaced_config_map(ns).items}
+    assert "child" not in names and "owner" not in names
+    assert "bystander" in names
+
+
+def test_orphan_keeps_dependents_without_the_reference(client: Any, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(client)
+    made = core.create_namespaced_config_map(ns, {"metadata": {"name": "owner"}})
+    owner = {"metadata": {"name": "owner", "uid": made.metadata.uid}}
+    core.create_namespaced_config_map(ns, _owned("child", owner))
+    core.delete_namespaced_config_map("owner", ns, propagation_policy="Orphan")
+    child = core.read_namespaced_config_map("child", ns)
+    assert child.metadata.owner_references is None
+    with pytest.raises(ApiException):
+        core.read_namespaced_config_map("owner", ns)
+
+
+def test_foreground_waits_for_a_dependent_with_finalizers(
+    client: Any, ns: str, cluster: FakeCluster
+) -> None:
+    core = kubernetes.client.CoreV1Api(client)
+    made = core.create_namespaced_config_map(ns, {"metadata": {"name": "owner"}})
+    owner = {"metadata": {"name": "owner", "uid": made.metadata.uid}}
+    core.create_namespaced_config_map(ns, _owned("child", owner, finalizers=["test/keep"]))
+    core.delete_namespaced_config_map("owner", ns, propagation_policy="Foreground")
+    held = core.read_namespaced_config_map("owner", ns)
+    assert held.metadata.deletion_timestamp and held.metadata.finalizers == ["foregroundDeletion"]
+    cluster.patch("configmaps", "child", {"metadata": {"finalizers": None}}, ns)
+    with pytest.raises(ApiException) as gone:
+        core.read_namespaced_config_map("owner", ns)
+    assert gone.value.status == 404

@@ -43,7 +43,7 @@ def test_created_pod_is_pending_with_defaults(core: Any, ns: str) -> None:
     assert pod.status.qos_class == "Burstable"
     assert pod.spec.restart_policy == "Always"
     assert pod.spec.containers[0].image_pull_policy == "IfNotPresent"
-    assert pod.metadata.uid and pod.metadata.generation is None
+    assert pod.metadata.uid and pod.metadata.generation == 1  # the pod strategy sets it
 
 
 def test_invalid_pods_are_refused_naming_the_field(core: Any, ns: str) -> None:

@@ -85,7 +85,7 @@ def test_invalid_label_key_is_reported_with_apiserver_wording() -> None:
     assert str(err.value) == (
         'unable to parse requirement: <nil>: Invalid value: "a@b": name part must consist of '
         "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-        "character (e.g. 'MyName' or 'my.name' or '123-abc', regex used for validation is "
+        "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
         "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
     )
 

@@ -59,6 +59,11 @@ def test_runs_to_completion_through_kuberay_states() -> None:
         assert s["dashboardURL"] == f"{s['rayClusterName']}-head-svc.default.svc.cluster.local:8265"
         assert s["startTime"] and s["endTime"]
         assert s["succeeded"] == 1
+        # the recorder sees events on the controller thread, a moment after the store
+        wait_until(
+            lambda: recorder.states[-1:] == [("Complete", "SUCCEEDED")],
+            "the recorder sees Complete",
+        )
         assert recorder.states == [
             (None, None),
             ("Initializing", None),

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from flarekit.testing._structural import AdmissionResult, FieldCause, admit, invalid_message
+from flarekit.testing._errors import Cause, invalid_message
+from flarekit.testing._structural import AdmissionResult, admit
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 
@@ -587,10 +588,10 @@ def test_pruning_happens_before_defaulting_and_validation() -> None:
 def test_name_must_be_a_dns_subdomain() -> None:
     r = admit(obj(metadata={"name": "Bad_Name"}), spec_schema())
     assert r.causes == [
-        FieldCause(
-            "FieldValueInvalid",
-            "metadata.name",
-            'Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case '
+        Cause(
+            reason="FieldValueInvalid",
+            field="metadata.name",
+            message='Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case '
             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
             "character (e.g. 'example.com', regex used for validation is "
             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
@@ -617,12 +618,12 @@ def test_metadata_schema_constraints_from_the_crd_apply() -> None:
 
 
 def test_invalid_message_aggregates_like_the_api_server() -> None:
-    one = [FieldCause("FieldValueRequired", "spec.a", "Required value")]
+    one = [Cause(reason="FieldValueRequired", field="spec.a", message="Required value")]
     assert (
         invalid_message("RayCluster", "ray.io", "demo", one)
         == 'RayCluster.ray.io "demo" is invalid: spec.a: Required value'
     )
-    two = [*one, FieldCause("FieldValueInvalid", "spec.b", "Invalid value: 1: bad")]
+    two = [*one, Cause(reason="FieldValueInvalid", field="spec.b", message="Invalid value: 1: bad")]
     assert invalid_message("Thing", "", "t", two) == (
         'Thing "t" is invalid: [spec.a: Required value, spec.b: Invalid value: 1: bad]'
     )
