@@ -99,7 +99,7 @@ def practice_cluster() -> Iterator[Any]:
     from flarekit_models._crds import crds_for, default_releases
 
     fake = FakeCluster(
-        crds=[*crds_for(default_releases()), _ingress_crd()],
+        crds=crds_for(default_releases()),
         tick_interval=0.02,
         controllers=[
             KueueController(admit_after=0.1),
@@ -149,24 +149,6 @@ def _runtime() -> dict[str, Any]:
         "spec": {
             "mlPolicy": {"numNodes": 1, "torch": {}},
             "template": {"spec": {"replicatedJobs": [job]}},
-        },
-    }
-
-
-def _ingress_crd() -> dict[str, Any]:
-    """Ingress, which every real cluster serves and FakeCluster does not: an open schema."""
-    open_object = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    schema = {"type": "object", "properties": {"spec": open_object, "status": open_object}}
-    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "ingresses.networking.k8s.io"},
-        "spec": {
-            "group": "networking.k8s.io",
-            "scope": "Namespaced",
-            "names": {"plural": "ingresses", "singular": "ingress", "kind": "Ingress"},
-            "versions": [version],
         },
     }
 
