@@ -41,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from flarekit.testing import _cp_kwok, _pods
+from flarekit.testing import _cp_kwok, _cp_state, _pods
 from flarekit.testing._auth import Rule
 from flarekit.testing._cp_assets import Assets, find_assets
 from flarekit.testing._cp_pki import Authority, KeyPair, service_account_keys
@@ -121,6 +121,9 @@ class ControlPlane:
     `ControlPlane(crds=[...])` exactly those CRDs, `ControlPlane()` the default releases (as
     FakeCluster). `nodes=[NodePool(count=2, cpu="16", memory="64Gi", gpus=4)]` chooses the fake
     nodes (none without KWOK). `binaries=` is a folder with the programs (see `_cp_assets`).
+    After the first installation of a set of CRDs, later starts with the same programs restore
+    etcd's keys from the cache instead of creating the CRDs again, as a restarted API server
+    finds them (`_cp_state`; `reuse_state=False` always installs them).
     """
 
     def __init__(
@@ -133,6 +136,7 @@ class ControlPlane:
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
         pod_run_time: float = 1.0,
         start_timeout: float = 180.0,
+        reuse_state: bool = True,
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
@@ -143,6 +147,10 @@ class ControlPlane:
         self._namespaces = list(namespaces)
         self._pod_run_time = pod_run_time
         self._start_timeout = start_timeout
+        self._reuse_state = reuse_state
+        #: Whether this start restored the etcd keys saved after an earlier installation of
+        #: the same CRDs by the same programs (see `_cp_state`), instead of creating them.
+        self.restored_state = False
         self._dir: Path | None = None
         self._components: list[Component] = []
         self._rest: Rest | None = None
@@ -199,12 +207,19 @@ class ControlPlane:
             "apiserver-kubelet-client", "kube-apiserver-kubelet-client", ("system:masters",)
         )
         etcd_port = self._start_etcd(assets, root)
+        etcd_url = f"http://127.0.0.1:{etcd_port}"
+        state = self._state_file(assets)
+        self.restored_state = state is not None and self._restore(etcd_url, state)
         self._start_apiserver(assets, root, ca, sa, serving, kubelet_client, etcd_port)
         self._rest = Rest(Endpoint("127.0.0.1", self._port, ca.ca_cert, self._tokens[DIRECT]))
         write_kubeconfig(self.kubeconfig_path, self.url, ca.ca_cert, self._tokens[ADMIN])
         self._wait(self._apiserver_ready, "kube-apiserver to become ready")
         self._start_controllers(assets, root, ca, sa)
-        self._install_crds()
+        self._install_crds(create=not self.restored_state)
+        if state is not None and not self.restored_state:
+            # A cache: a start that cannot write it is no worse than one without it.
+            with contextlib.suppress(OSError, ValueError):
+                _cp_state.save(etcd_url, state)
         self._make_nodes()
         for name in self._namespaces:
             with contextlib.suppress(ApiError):
@@ -212,6 +227,21 @@ class ControlPlane:
         if self._assets is not None and self._assets.kwok is not None and self._nodes:
             self._wait(self._nodes_ready, "the fake nodes to become Ready")
         self._audit_offset = self._audit_size()
+
+    def _state_file(self, assets: Assets) -> Path | None:
+        if not self._reuse_state or not self._crds:
+            return None
+        return _cp_state.state_path((assets.kube_apiserver, assets.etcd), self._crds)
+
+    @staticmethod
+    def _restore(etcd_url: str, state: Path) -> bool:
+        try:
+            return _cp_state.load(etcd_url, state) is not None
+        except BaseException:
+            # A copy etcd refuses is removed, so the next start installs the CRDs again.
+            with contextlib.suppress(OSError):
+                state.unlink()
+            raise
 
     def _component(
         self, name: str, argv: list[str], env: Mapping[str, str] | None = None
@@ -518,13 +548,15 @@ class ControlPlane:
 
     # -- set-up -------------------------------------------------------------------------------
 
-    def _install_crds(self) -> None:
+    def _install_crds(self, create: bool = True) -> None:
+        """Create the CRDs (unless restored from a saved state) and wait until they are
+        served."""
         assert self._rest is not None
         path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         rest = self._rest
         # The server spends most of a CRD's creation decoding and checking its schema; a few
         # at once keep both cores busy. The largest first, so none is left for last alone.
-        ordered = sorted(self._crds, key=lambda c: -len(json.dumps(c)))
+        ordered = sorted(self._crds, key=lambda c: -len(json.dumps(c))) if create else []
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             for done in [pool.submit(rest.request, "POST", path, dict(crd)) for crd in ordered]:
                 done.result()

@@ -7,6 +7,8 @@ can be observed.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import time
@@ -114,6 +116,76 @@ def test_envtest_assets_run_without_controllers_and_nodes(
         plane.add_pod("default", "p")
         with pytest.raises(NotSupportedByRealServer, match="kwok"):
             plane.start_pod("default", "p")
+
+
+def _widget_crd() -> dict[str, object]:
+    """A small CRD of our own, so that the test pays for one cheap installation."""
+    open_object = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    schema = {"type": "object", "properties": {"spec": open_object}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.flarekit.dev"},
+        "spec": {
+            "group": "example.flarekit.dev",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
+        },
+    }
+
+
+def test_a_second_start_restores_the_installed_crds_from_the_cache(
+    tmp_path: Path, controlplane_binaries: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first start installs the CRDs and saves etcd's keys; the next start with the same
+    programs and CRDs restores them, and the restored CRD is served and stores objects."""
+    monkeypatch.setenv("FLAREKIT_CACHE_DIR", str(tmp_path / "cache"))
+    crds = [_widget_crd()]
+    widget = {
+        "apiVersion": "example.flarekit.dev/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"size": 3},
+    }
+    with ControlPlane(crds=crds, nodes=(), binaries=controlplane_binaries) as first:
+        assert not first.restored_state
+        first.create(widget)
+    saved = list((tmp_path / "cache" / "controlplane-state").glob("*.json"))
+    assert len(saved) == 1
+    keys = {base64.b64decode(kv["key"]).decode() for kv in json.loads(saved[0].read_text())["kvs"]}
+    crd_key = (
+        "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.flarekit.dev"
+    )
+    assert crd_key in keys
+    assert "/registry/namespaces/kube-system" in keys
+    assert not [k for k in keys if k.startswith("/registry/leases/")]
+    assert not [k for k in keys if k.endswith("/kube-root-ca.crt")]
+    assert not [k for k in keys if "widgets/default/w" in k]  # saved before the test's object
+
+    with ControlPlane(crds=crds, nodes=(), binaries=controlplane_binaries) as second:
+        assert second.restored_state
+        assert second.get("widgets", "w", "default") is None
+        second.create(widget)
+        stored = second.get("widgets", "w", "default")
+        assert stored is not None and stored["spec"] == {"size": 3}
+
+    changed = _widget_crd()
+    changed["spec"]["names"]["shortNames"] = ["wd"]  # type: ignore[index]
+    with ControlPlane(crds=[changed], nodes=(), binaries=controlplane_binaries) as third:
+        assert not third.restored_state  # other CRDs, another copy
+    with ControlPlane(
+        crds=crds, nodes=(), binaries=controlplane_binaries, reuse_state=False
+    ) as fourth:
+        assert not fourth.restored_state
+        assert fourth.get("customresourcedefinitions", "widgets.example.flarekit.dev")
 
 
 # -- what the session's control plane is ---------------------------------------------------
