@@ -108,6 +108,18 @@ class NotSupportedByRealServer(RuntimeError):
     """FakeCluster can do this; a real API server cannot (the message says what to do)."""
 
 
+def _apiserver_environment() -> dict[str, str]:
+    """Go's garbage collector at half its default frequency, unless GOGC is set.
+
+    Measured on the default releases' CRDs: a third of kube-apiserver's start-up CPU went to
+    collecting garbage while it decodes and converts the large schemas; GOGC=200 cut the
+    installing start from about 31 to 19 CPU-seconds and the restoring one from 8 to 4, for
+    a peak of 1.6 GiB instead of 0.9 while installing (0.7 GiB restoring), which a test
+    machine can spare for the minutes a control plane lives.
+    """
+    return {} if "GOGC" in os.environ else {"GOGC": "200"}
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -335,6 +347,7 @@ class ControlPlane:
                     f"--cert-dir={root / 'pki'}",
                     "--v=1",
                 ],
+                env=_apiserver_environment(),
             )
             try:
                 self._wait(

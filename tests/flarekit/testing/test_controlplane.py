@@ -198,6 +198,14 @@ def namespace(control_plane: ControlPlane) -> str:
     return name
 
 
+def test_kube_apiserver_collects_garbage_less_often_unless_told(
+    control_plane: ControlPlane,
+) -> None:
+    environ = Path(f"/proc/{control_plane.pids['kube-apiserver']}/environ").read_bytes()
+    expected = os.environ.get("GOGC", "200")
+    assert f"GOGC={expected}".encode() in environ.split(b"\0")
+
+
 def test_crds_of_the_default_releases_are_established(control_plane: ControlPlane) -> None:
     crds = control_plane.objects("customresourcedefinitions")
     names = {c["metadata"]["name"] for c in crds}
