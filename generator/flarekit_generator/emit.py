@@ -27,14 +27,21 @@ _TEMPLATES = Path(__file__).parent / "templates"
 _TYPE_ALIASES = (
     "Boolean",
     "DateTime",
+    "EmbeddedResource",
+    "Float32",
     "Int32",
     "Int64",
     "IntOrString",
     "Integer",
+    "JsonObject",
+    "JsonValue",
     "Number",
     "Quantity",
     "int_or_string_matching",
+    "list_map",
+    "list_set",
     "number_in_range",
+    "object_size",
     "one_of",
 )
 _LINE = 92

@@ -28,6 +28,27 @@ Shape = Literal[
 ]
 
 
+#: The keywords that restrict the values a node accepts (beyond its shape and required set).
+VALUE_CHECKS = (
+    "enum",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusive_minimum",
+    "exclusive_maximum",
+    "min_length",
+    "max_length",
+    "min_items",
+    "max_items",
+    "min_properties",
+    "max_properties",
+    "nullable",
+    "preserve_unknown",
+    "embedded_resource",
+)
+
+
 @dataclass
 class Node:
     """One normalised schema node."""
@@ -62,6 +83,9 @@ class Node:
     validations: tuple[dict[str, Any], ...] = ()  # CEL rules, recorded, not evaluated
     # Set by core-type recognition: the Kubernetes definition this node is a copy of.
     core_type: str | None = None
+    # A copy of this definition that checks other things, so it has a class of its own
+    # (see flarekit_generator.core_copies); names the class, takes no part in identity.
+    copy_of: str | None = None
     _digest: str | None = field(default=None, repr=False, compare=False)
 
     def structure(self) -> Any:
@@ -69,22 +93,7 @@ class Node:
         out: dict[str, Any] = {"shape": self.shape}
         for name in (
             "required",
-            "enum",
-            "pattern",
-            "format",
-            "minimum",
-            "maximum",
-            "exclusive_minimum",
-            "exclusive_maximum",
-            "min_length",
-            "max_length",
-            "min_items",
-            "max_items",
-            "min_properties",
-            "max_properties",
-            "nullable",
-            "preserve_unknown",
-            "embedded_resource",
+            *VALUE_CHECKS,
             "list_type",
             "list_map_keys",
             "map_type",

@@ -224,12 +224,10 @@ class KubernetesDefinitions:
                     stack.append(ref)
         return seen
 
-    def node_for(self, name: str, extras: dict[str, Node] | None = None) -> Node:
+    def node_for(self, name: str) -> Node:
         """The IR node of a definition; references stay references (``core_type``)."""
         definition = self.definitions[name]
         properties = {prop: _node_of(t) for prop, t in definition.properties.items()}
-        for prop, node in (extras or {}).items():
-            properties.setdefault(prop, node)
         for prop, (list_type, keys) in definition.list_types.items():
             properties[prop].list_type = list_type
             properties[prop].list_map_keys = keys

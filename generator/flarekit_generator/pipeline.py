@@ -16,6 +16,7 @@ from typing import Any
 
 from flarekit_generator import __version__, paths
 from flarekit_generator.catalog import Catalog, KindVersion, build_catalog, release_key
+from flarekit_generator.core_copies import reconcile
 from flarekit_generator.emit import DEFAULT_PACKAGE, Emitter, OutputError, check_package_name
 from flarekit_generator.fetch import download_base_url, fill_cache
 from flarekit_generator.field_table import build_field_table
@@ -172,7 +173,7 @@ def render_package(
 
 
 #: The hand-written modules (``paths.runtime_dir()``) copied into every generated package.
-RUNTIME_MODULES = ("_base.py", "_types.py")
+RUNTIME_MODULES = ("_base.py", "_types.py", "_json.py")
 
 
 def _package_doc(package: str, catalog: Catalog) -> str:
@@ -211,10 +212,14 @@ def build_models(
             root = parse_schema(version.raw_schema)
             root.description = _root_doc(kv, root.description)
             recogniser.annotate(root)
+            roots.setdefault(module_name, []).append((kv, root))
+    all_roots = [root for entries in roots.values() for _, root in entries]
+    shapes = reconcile(recogniser.copies, all_roots)
+    for entries in roots.values():
+        for kv, root in entries:
             used |= _core_types(root)
             core_paths[(kv.group, kv.version, kv.kind)] = set(_core_paths(root))
-            roots.setdefault(module_name, []).append((kv, root))
-    core_modules = plan_core(defs, used, recogniser.extras, recogniser.required_seen)
+    core_modules = plan_core(defs, used, shapes)
     core_source = (
         f"Kubernetes {KUBERNETES_VERSION} OpenAPI definitions (kubernetes-validate), "
         f"merged with their copies in the CRDs of {source}"

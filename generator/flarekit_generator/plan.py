@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from flarekit_generator.core_copies import CoreShapes
 from flarekit_generator.ir import Node
 from flarekit_generator.k8s_types import BUILT_IN_KINDS, QUANTITY_PATTERN, KubernetesDefinitions
 from flarekit_generator.naming import (
@@ -49,6 +50,10 @@ HELPER_NAMES = frozenset(
         "IntOrString",
         "Quantity",
         "DateTime",
+        "Float32",
+        "JsonObject",
+        "JsonValue",
+        "EmbeddedResource",
         "TYPE_CHECKING",
     }
 )
@@ -154,14 +159,17 @@ class TypeRenderer:
         if node.core_type is not None or shape == "object":
             target: tuple[str, str] | None = self._resolve_class(node, role)
             if target is None:
-                return "dict[str, Any]"
+                return _object_size(node, "JsonObject")
             refs.add(target)
-            return target[1]
+            return _object_size(node, target[1])
         if shape == "array":
             assert node.items is not None
             inner = self.render(node.items, role, refs)
             return _with_constraints(
-                f"list[{inner}]", min_len=node.min_items, max_len=node.max_items
+                f"list[{inner}]",
+                min_len=node.min_items,
+                max_len=node.max_items,
+                extra=_list_type(node),
             )
         if shape == "map":
             assert node.values is not None
@@ -170,9 +178,10 @@ class TypeRenderer:
                 f"dict[str, {inner}]", min_len=node.min_properties, max_len=node.max_properties
             )
         if shape == "free":
-            return "dict[str, Any]"
+            base = "EmbeddedResource" if node.embedded_resource else "JsonObject"
+            return _object_size(node, base)
         if shape == "any":
-            return "Any"
+            return "JsonValue"
         if shape == "boolean":
             return "Boolean"
         if shape == "string":
@@ -191,10 +200,54 @@ class TypeRenderer:
         if shape == "number":
             if node.enum:
                 return _literal(node.enum)
+            float32 = node.format == "float"
             if node.minimum is None and node.maximum is None:
-                return "Number"
-            return f"Annotated[int | float, number_in_range({_bounds(node)[2:]})]"
+                return "Float32" if float32 else "Number"
+            bounds = _bounds(node)[2:] + (", float32=True" if float32 else "")
+            return f"Annotated[int | float, number_in_range({bounds})]"
         raise ValueError(f"unhandled shape {shape}")
+
+
+def _list_type(node: Node) -> str | None:
+    """The uniqueness check of ``x-kubernetes-list-type: set`` or ``map``."""
+    if node.list_type == "set":
+        return "list_set()"
+    if node.list_type == "map" and node.list_map_keys:
+        items = node.items
+        keys = ", ".join(json.dumps(k) for k in node.list_map_keys)
+        defaults = {}
+        if items is not None:
+            for key in node.list_map_keys:
+                child = items.properties.get(key)
+                if child is not None and child.has_default:
+                    defaults[key] = child.default
+        if defaults:
+            return f"list_map({keys}, defaults={_pyrepr_value(defaults)})"
+        return f"list_map({keys})"
+    return None
+
+
+def _object_size(node: Node, base: str) -> str:
+    """An object's ``minProperties``/``maxProperties``, counted as the API server counts:
+    after defaulting, and without the unknown fields it prunes."""
+    if node.min_properties is None and node.max_properties is None:
+        return base
+    args = []
+    if node.min_properties is not None:
+        args.append(f"min_properties={node.min_properties}")
+    if node.max_properties is not None:
+        args.append(f"max_properties={node.max_properties}")
+    defaulted = tuple(name for name, child in sorted(node.properties.items()) if child.has_default)
+    if defaulted:
+        args.append("defaulted=(" + "".join(f"{json.dumps(d)}, " for d in defaulted) + ")")
+    if node.shape == "object" and node.preserve_unknown:
+        args.append("keeps_unknown=True")
+    return f"Annotated[{base}, object_size({', '.join(args)})]"
+
+
+def _pyrepr_value(value: Any) -> str:
+    """A Python literal of JSON data."""
+    return repr(value)
 
 
 def _literal(values: tuple[Any, ...]) -> str:
@@ -240,13 +293,18 @@ def _numeric(base: str, node: Node) -> str:
     return f"Annotated[{base}, Field({bounds[2:]})]" if bounds else base
 
 
-def _with_constraints(expr: str, *, min_len: int | None, max_len: int | None) -> str:
+def _with_constraints(
+    expr: str, *, min_len: int | None, max_len: int | None, extra: str | None = None
+) -> str:
     args = []
     if min_len is not None:
         args.append(f"min_length={min_len}")
     if max_len is not None:
         args.append(f"max_length={max_len}")
-    return f"Annotated[{expr}, Field({', '.join(args)})]" if args else expr
+    metadata = [f"Field({', '.join(args)})"] if args else []
+    if extra:
+        metadata.append(extra)
+    return f"Annotated[{expr}, {', '.join(metadata)}]" if metadata else expr
 
 
 def _pyrepr(text: str) -> str:
@@ -263,7 +321,10 @@ def field_doc(node: Node) -> str:
         notes.append(f"Server default: ``{json.dumps(node.default)}``.")
     if node.list_type == "map" and node.list_map_keys:
         keys = ", ".join(f"``{k}``" for k in node.list_map_keys)
-        notes.append(f"A list keyed by {keys}: patches merge items with the same key.")
+        notes.append(
+            f"A list keyed by {keys}: no two items have the same key, and patches merge "
+            "items with the same key."
+        )
     elif node.list_type == "set":
         notes.append("A set: items are unique.")
     elif node.list_type == "atomic":
@@ -314,20 +375,18 @@ def build_fields(
         # The API server applies defaults before it checks required fields.
         required = json_name in node.required and not child.has_default
         if not required or child.nullable:
-            annotation = f"{annotation} | None" if annotation != "Any" else annotation
+            annotation = f"{annotation} | None" if annotation != "JsonValue" else annotation
         fields.append(FieldPlan(attr, json_name, annotation, required, field_doc(child)))
     return fields
 
 
 # --------------------------------------------------------------------------- Kubernetes
 def plan_core(
-    defs: KubernetesDefinitions,
-    used: set[str],
-    extras: dict[str, dict[str, Node]],
-    required_seen: dict[str, list[frozenset[str]]],
+    defs: KubernetesDefinitions, used: set[str], shapes: CoreShapes
 ) -> dict[str, ModulePlan]:
     """Plan every Kubernetes type reachable from the ones the CRDs embed and from the
-    built-in kinds; those kinds become resources (`KubeResource`)."""
+    built-in kinds; those kinds become resources (`KubeResource`). Each type carries the
+    checks of the CRD copies that share it (:mod:`flarekit_generator.core_copies`)."""
     built_ins = {k.definition: k for k in BUILT_IN_KINDS}
     used = used | set(built_ins)
     modules: dict[str, ModulePlan] = {}
@@ -343,14 +402,7 @@ def plan_core(
     renderer = TypeRenderer(resolve)
     for name in names:
         definition = by_name[name]
-        own_extras = {
-            prop: (extra if extra.shape != "object" else Node(shape="free"))
-            for prop, extra in extras.get(name, {}).items()
-        }
-        node = defs.node_for(name, own_extras)
-        seen = required_seen.get(name)
-        if seen:
-            node.required = tuple(sorted(frozenset(node.required).intersection(*seen)))
+        node = shapes.node_for(defs, name)
         module = modules.setdefault(definition.module, ModulePlan(definition.module))
         plan = ClassPlan(name=definition.short_name, module=definition.module, doc=node.description)
         built_in = built_ins.get(name)
@@ -374,6 +426,7 @@ class _Occurrence:
     parent: tuple[str, str] | None  # identity of the parent class
     depth: int
     order: int
+    kind: str = ""  # the kind whose schema holds it
 
     @property
     def key(self) -> str:
@@ -394,10 +447,12 @@ class FamilyPlanner:
         self._identity: dict[tuple[str, str], tuple[str, str]] = {}  # (digest, base) -> identity
         self._names: dict[tuple[str, str], str] = {}
         self._core_ref: Any = None
+        self._kind = ""
 
     def plan(self, roots: list[tuple[str, Node]], core_ref: Any, sources: list[str]) -> ModulePlan:
         self._core_ref = core_ref
         for kind, root in sorted(roots, key=lambda r: r[0]):
+            self._kind = kind
             self._collect(root, kind, None, 0, is_root=True)
         self._resolve_identities()
         self._assign_names()
@@ -435,7 +490,7 @@ class FamilyPlanner:
     def _collect(
         self, node: Node, base: str, parent: tuple[str, str] | None, depth: int, is_root: bool
     ) -> None:
-        occ = _Occurrence(node, base, parent, depth, len(self._occurrences))
+        occ = _Occurrence(node, base, parent, depth, len(self._occurrences), self._kind)
         self._occurrences.append(occ)
         identity = (occ.key, base)  # provisional, fixed in pass 2
         for json_name in sorted(node.properties):
@@ -452,7 +507,13 @@ class FamilyPlanner:
         name = json_name
         if child.shape in ("array", "map"):
             name = singular(json_name)
-        return root_kind + pascal_case(name)
+        role = pascal_case(name)
+        target = _unwrap(child)
+        if target is not None and target.copy_of and role in _GENERIC_WORDS:
+            # A Kubernetes type this CRD constrains its own way: named after the type
+            # (``PodSpec``), not after a generic role (``Spec``).
+            role = target.copy_of.rsplit(".", 1)[1]
+        return root_kind + role
 
     # pass 2: one identity per shape and role family
     def _resolve_identities(self) -> None:
@@ -479,6 +540,9 @@ class FamilyPlanner:
                 continue
             role = identity[1]
             candidates = _name_candidates(role, identity, parent_of, self._names)
+            if occ.node.copy_of:
+                # Qualified by its kind before its ancestors: TrainJobPodSpec.
+                candidates.insert(min(1, len(candidates)), no_trailing_digit(occ.kind + role))
             chosen = next((c for c in candidates if c not in taken and c not in self.reserved), "")
             if not chosen:
                 chosen = candidates[-1] + "Item"

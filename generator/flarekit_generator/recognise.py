@@ -39,10 +39,9 @@ class Recogniser:
         self.defs = defs
         self._memo: dict[tuple[str, str], _Match] = {}
         self._best: dict[str, str | None] = {}
-        #: Properties seen on CRD copies that the definition lacks: (definition, property) -> node.
-        self.extras: dict[str, dict[str, Node]] = {}
-        #: For each recognised definition, the required sets seen on its CRD copies.
-        self.required_seen: dict[str, list[frozenset[str]]] = {}
+        #: Every CRD node recognised as a copy of a definition, in the order met
+        #: (:mod:`flarekit_generator.core_copies` decides which of them share its class).
+        self.copies: dict[str, list[Node]] = {}
 
     # -- matching -----------------------------------------------------------------
     def _allowed_extras(self, node: Node) -> int:
@@ -152,13 +151,11 @@ class Recogniser:
             return
         definition = self.defs.definitions[name]
         node.core_type = name
-        self.required_seen.setdefault(name, []).append(frozenset(node.required))
+        self.copies.setdefault(name, []).append(node)
         for prop, child in node.properties.items():
             expected = definition.properties.get(prop)
-            if expected is None:
-                self.extras.setdefault(name, {}).setdefault(prop, child)
-                continue
-            self._assign_type(child, expected)
+            if expected is not None:
+                self._assign_type(child, expected)
 
     def _assign_type(self, node: Node, expected: PropertyType) -> None:
         if expected.shape == "ref":

@@ -9,17 +9,53 @@ that module and (through the same hook on every model) for each one it uses.
 
 Every import in a generated package is relative (``_LAZY_NAMES`` holds relative module
 names too), so the same code works under whatever name the package is generated as.
+
+Reading and writing Kubernetes JSON (``model_validate``, ``model_validate_json``,
+``to_dict``, ``to_json``) goes through the checks of the ``_json`` module: values
+of fields this version does not know are JSON the API server would take (finite numbers,
+at most 10,000 levels), an unknown key that happens to be an attribute's Python name stays
+an unknown key, and objects as deep as the API server accepts are read and written back.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Self
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
-from pydantic_core import CoreSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    PlainValidator,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import (
+    CoreSchema,
+    PydanticCustomError,
+    PydanticSerializationError,
+    core_schema,
+    to_jsonable_python,
+)
+
+from ._json import (
+    MAX_DEPTH,
+    JsonDepthError,
+    ValidationPass,
+    check_json,
+    copy_json,
+    current_pass,
+    deepest,
+    dumps,
+    loads,
+    render_path,
+)
 
 if TYPE_CHECKING:
     from ._registry import ResourceInfo
@@ -46,12 +82,25 @@ def resolve_lazy_names(module_name: str) -> None:
         _resolved.add(module_name)
 
 
+_PASS = current_pass()
+
+
+def _unknown_field(value: Any) -> Any:
+    state = _PASS.get()
+    if state is not None:
+        state.extras = True
+    check_json(value)
+    return value
+
+
 class KubeModel(BaseModel):
     """A Kubernetes object or part of one.
 
     Unknown fields are kept and written back (``extra="allow"``), attributes are
     snake_case with the JSON names as aliases (both accepted on input), dumps use
-    the JSON names, and nothing is added on dump that was not set.
+    the JSON names, and nothing is added on dump that was not set. Error messages
+    never show the input (``hide_input_in_errors``): rendering a huge or self-repeating
+    value could take longer than the whole validation; ``errors()`` still holds it.
     """
 
     model_config = ConfigDict(
@@ -61,6 +110,12 @@ class KubeModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,
         protected_namespaces=(),
+        hide_input_in_errors=True,
+    )
+
+    #: Values of unknown fields: any JSON the API server would take.
+    __pydantic_extra__: dict[str, Annotated[Any, PlainValidator(_unknown_field)]] = Field(
+        init=False
     )
 
     @classmethod
@@ -101,15 +156,24 @@ class KubeModel(BaseModel):
     ) -> Self:
         """Validate Kubernetes JSON: keys are JSON names only, so an unknown key that
         happens to look like an attribute (``min_replicas``) is kept as written."""
-        return super().model_validate(
-            obj,
-            strict=strict,
-            from_attributes=from_attributes,
-            context=context,
-            by_alias=by_alias,
-            by_name=False if by_name is None else by_name,
-            **({} if extra is None else {"extra": extra}),
-        )
+        state, token = _begin()
+        try:
+            result = super().model_validate(
+                obj,
+                strict=strict,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=False if by_name is None else by_name,
+                **({} if extra is None else {"extra": extra}),
+            )
+        except ValidationError as exc:
+            raise _relocated(exc) from None
+        finally:
+            _end(token)
+        if state is not None:
+            _after(cls, result, obj, state)
+        return result
 
     @classmethod
     def model_validate_json(
@@ -122,23 +186,180 @@ class KubeModel(BaseModel):
         by_alias: bool | None = None,
         by_name: bool | None = None,
     ) -> Self:
-        """Like :meth:`model_validate`, from JSON text."""
-        return super().model_validate_json(
-            json_data,
-            strict=strict,
-            context=context,
-            by_alias=by_alias,
-            by_name=False if by_name is None else by_name,
-            **({} if extra is None else {"extra": extra}),
-        )
+        """Like :meth:`model_validate`, from JSON text (of any depth the API server takes)."""
+        state, token = _begin()
+        options: dict[str, Any] = {"strict": strict, "context": context, "by_alias": by_alias}
+        options["by_name"] = False if by_name is None else by_name
+        try:
+            result = super().model_validate_json(
+                json_data, **options, **({} if extra is None else {"extra": extra})
+            )
+        except ValidationError as exc:
+            if not _too_deep_for_the_parser(exc):
+                raise _relocated(exc) from None
+            deep = True
+        else:
+            deep = False
+        finally:
+            _end(token)
+        if deep:
+            # pydantic's parser stops at about 200 levels; the API server takes 10,000.
+            try:
+                data = loads(json_data)
+            except JsonDepthError as too_deep:
+                raise _depth_error(cls, too_deep.path) from None
+            return cls.model_validate(data, **options, extra=extra)
+        if state is not None and (state.extras or state.deep):
+            _after(cls, result, json.loads(json_data), state)
+        return result
 
     def to_dict(self) -> dict[str, Any]:
         """The object as Kubernetes JSON: JSON names, only the fields that were set."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        try:
+            return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        except (ValueError, PydanticSerializationError) as exc:
+            if not _too_deep_to_serialize(exc):
+                raise
+            return _plain(self)
 
     def to_json(self) -> str:
         """Like :meth:`to_dict`, serialised."""
-        return self.model_dump_json(by_alias=True, exclude_unset=True)
+        try:
+            return self.model_dump_json(by_alias=True, exclude_unset=True)
+        except (ValueError, PydanticSerializationError) as exc:
+            if not _too_deep_to_serialize(exc):
+                raise
+            return dumps(_plain(self))
+
+
+# --------------------------------------------------------------------------- one validation
+def _begin() -> tuple[ValidationPass | None, Any]:
+    """Start noting what the validators see, unless an outer call already does."""
+    if _PASS.get() is not None:
+        return None, None
+    state = ValidationPass()
+    return state, _PASS.set(state)
+
+
+def _end(token: Any) -> None:
+    if token is not None:
+        _PASS.reset(token)
+
+
+def _after(cls: type[KubeModel], result: KubeModel, data: Any, state: ValidationPass) -> None:
+    """The checks that need the whole object, run only when a validator asked for them."""
+    if state.deep:
+        depth, path = deepest(data)
+        if depth > MAX_DEPTH:
+            raise _depth_error(cls, path)
+    if state.extras:
+        _unset_shadowed_fields(result, data)
+
+
+def _depth_error(cls: type[KubeModel], path: tuple[str | int, ...]) -> ValidationError:
+    error = PydanticCustomError(
+        "json_depth",
+        "Input nests deeper than {limit} levels (the API server's limit) at {at}",
+        {"limit": MAX_DEPTH, "at": render_path(path)},
+    )
+    return ValidationError.from_exception_data(
+        cls.__name__, [{"type": error, "loc": path[:8], "input": None}], hide_input=True
+    )
+
+
+def _unset_shadowed_fields(model: KubeModel, data: Any, levels: int = 4) -> None:
+    """pydantic counts an unknown key in the fields set; when that key is an attribute's
+    Python name (``stop_policy`` beside ``stopPolicy``), the attribute would then be
+    written as ``null``. Unmark such attributes the input did not set by their JSON name."""
+    if not isinstance(data, Mapping):
+        return
+    fields = type(model).model_fields
+    extra = model.__pydantic_extra__
+    if extra:
+        for name in extra:
+            info = fields.get(name)
+            if info is not None and info.alias not in (None, name) and info.alias not in data:
+                model.__pydantic_fields_set__.discard(name)
+    for name in model.__pydantic_fields_set__:
+        info = fields.get(name)
+        key = name if info is None else (info.alias or name)
+        if info is not None and key in data:
+            _unset_shadowed_in(getattr(model, name), data[key], levels)
+
+
+def _unset_shadowed_in(value: Any, data: Any, levels: int) -> None:
+    if isinstance(value, KubeModel):
+        _unset_shadowed_fields(value, data)
+    elif levels and isinstance(value, list) and isinstance(data, list):
+        for item, raw in zip(value, data, strict=False):
+            if isinstance(item, KubeModel | list | dict):
+                _unset_shadowed_in(item, raw, levels - 1)
+    elif levels and isinstance(value, dict) and isinstance(data, Mapping):
+        for key, item in value.items():
+            if isinstance(item, KubeModel | list | dict) and key in data:
+                _unset_shadowed_in(item, data[key], levels - 1)
+
+
+_KNOWN_ERRORS = frozenset(typing.get_args(core_schema.ErrorType))
+
+
+def _relocated(exc: ValidationError) -> ValidationError:
+    """Errors that name a place inside the value they were raised for (a duplicate list
+    key, NaN deep in a free-form value) get that place appended to their location."""
+    errors = exc.errors()
+    if not any("where" in (error.get("ctx") or {}) for error in errors):
+        return exc
+    details: list[Any] = []
+    for error in errors:
+        ctx = dict(error.get("ctx") or {})
+        loc = (*error["loc"], *ctx.pop("where", ()))
+        if error["type"] in _KNOWN_ERRORS:
+            detail = {"type": error["type"], "loc": loc, "input": error["input"]}
+            if ctx:
+                detail["ctx"] = ctx
+        else:
+            custom = PydanticCustomError(error["type"], error["msg"])
+            detail = {"type": custom, "loc": loc, "input": error["input"]}
+        details.append(detail)
+    try:
+        return ValidationError.from_exception_data(exc.title, details, hide_input=True)
+    except (TypeError, ValueError, KeyError):
+        return exc
+
+
+def _too_deep_for_the_parser(exc: ValidationError) -> bool:
+    errors = exc.errors()
+    return (
+        len(errors) == 1
+        and errors[0]["type"] == "json_invalid"
+        and "recursion limit" in errors[0]["msg"]
+    )
+
+
+def _too_deep_to_serialize(exc: Exception) -> bool:
+    return "serialization depth" in str(exc)
+
+
+# --------------------------------------------------------------------------- deep objects
+def _plain(model: KubeModel) -> dict[str, Any]:
+    """What ``to_dict`` gives, for objects too deep for pydantic's serializer: the fields
+    set, by JSON name, in declaration order, then the unknown fields."""
+    out: dict[str, Any] = {}
+    fields_set = model.__pydantic_fields_set__
+    for name, info in type(model).model_fields.items():
+        if name in fields_set:
+            out[info.serialization_alias or info.alias or name] = copy_json(
+                getattr(model, name), _plain_leaf
+            )
+    for key, value in (model.__pydantic_extra__ or {}).items():
+        out[key] = copy_json(value, _plain_leaf)
+    return out
+
+
+def _plain_leaf(value: Any) -> Any:
+    if isinstance(value, KubeModel):
+        return _plain(value)
+    return to_jsonable_python(value)
 
 
 class KubeResource(KubeModel):

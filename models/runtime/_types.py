@@ -1,29 +1,46 @@
-"""Scalar types shared by every generated model.
+"""Scalar types shared by every generated model, checked as the API server checks them.
 
 All are strict: ``"2"`` is not an integer and ``2`` is not a string, so what
 was read is what is written back (``cpu: 2`` stays ``2``, ``"500m"`` stays
-``"500m"``), and a wrong type is an error at the field's JSON path.
+``"500m"``), and a wrong type is an error at the field's JSON path. Where the
+API server applies a rule of its own beyond the schema keywords (every integer
+fits in 64 bits, ``format: float`` fits in 32, ``date-time`` as kube-openapi
+parses it, no NaN or Infinity since JSON has none), the same rule is here.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import operator
 import re
-from typing import Annotated
+import struct
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator
+from pydantic import AfterValidator, Field, PlainValidator
 from pydantic_core import PydanticCustomError
+
+from ._json import check_json
 
 __all__ = [
     "QUANTITY_PATTERN",
     "Boolean",
     "DateTime",
+    "EmbeddedResource",
+    "Float32",
     "Int32",
     "Int64",
     "IntOrString",
     "Integer",
+    "JsonObject",
+    "JsonValue",
     "Number",
     "Quantity",
+    "is_date_time",
+    "list_map",
+    "list_set",
+    "object_size",
 ]
 
 #: resource.Quantity as CRD schemas constrain it: "500m", "8Gi", "1e3", ...
@@ -31,28 +48,39 @@ QUANTITY_PATTERN = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
     r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 # Field(strict=True) rather than pydantic.types.StrictInt & co: same validation, and
 # pydantic.types (with annotated_types) is not imported just to load a model.
-Integer = Annotated[int, Field(strict=True)]
+#: An integer without a format: the API server still requires it to fit in 64 bits.
+Integer = Annotated[int, Field(strict=True, ge=_INT64_MIN, le=_INT64_MAX)]
 Int32 = Annotated[int, Field(strict=True, ge=-(2**31), le=2**31 - 1)]
-Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=2**63 - 1)]
-_String = Annotated[str, Field(strict=True)]
+Int64 = Integer
 Boolean = Annotated[bool, Field(strict=True)]
 _QUANTITY = re.compile(QUANTITY_PATTERN)
+
+
+def _int64(value: int) -> int:
+    if _INT64_MIN <= value <= _INT64_MAX:
+        return value
+    raise PydanticCustomError(
+        "int64_range", "Input should be an integer from -2^63 to 2^63-1 (the API server's int64)"
+    )
 
 
 def _int_or_string(value: object) -> int | str:
     # One check instead of a union, so an error's location is the field itself
     # and its message says what is allowed.
-    if type(value) is int or type(value) is str:
+    if type(value) is int:
+        return _int64(value)
+    if type(value) is str:
         return value
     raise PydanticCustomError("int_or_string", "Input should be an integer or a string")
 
 
 def _quantity(value: object) -> int | str:
     if type(value) is int:
-        return value
+        return _int64(value)
     if type(value) is str and _QUANTITY.fullmatch(value):
         return value
     raise PydanticCustomError(
@@ -64,24 +92,91 @@ def _quantity(value: object) -> int | str:
 
 IntOrString = Annotated[int | str, PlainValidator(_int_or_string, json_schema_input_type=int | str)]
 Quantity = Annotated[int | str, PlainValidator(_quantity, json_schema_input_type=int | str)]
-#: The date-time forms the API server accepts (RFC 3339 and the ISO 8601 variants it parses).
-_DATE_TIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?"
-)
+
+
+# --------------------------------------------------------------------------- date-time
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+# kube-openapi's pattern, unchanged but for the zone letter (it lower-cases the text first);
+# its "." is any character, as there.
+_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?([zZ]|[+-][0-9]{2}:[0-9]{2})")
+_T = re.compile("[tT]")
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _is_date(text: str) -> bool:
+    found = _DATE.fullmatch(text)
+    if found is None:
+        return False
+    year, month, day = (int(part) for part in found.groups())
+    if not 1 <= month <= 12:
+        return False
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 1 <= day <= _DAYS[month - 1] + leap
+
+
+def is_date_time(text: str) -> bool:
+    """Whether the API server accepts ``text`` as ``format: date-time``.
+
+    The rule of kube-openapi's ``strfmt.IsDateTime``: the text up to the first ``T`` is a
+    real calendar date (``2024-02-30`` is not), the part up to the next ``T`` is
+    ``hh:mm:ss``, optional fraction, then ``Z`` or ``+hh:mm``, with hours to 23 and minutes
+    and seconds to 59; ASCII digits only.
+    """
+    parts = _T.split(text)
+    if len(parts) < 2 or not _is_date(parts[0]):
+        return False
+    found = _TIME.fullmatch(parts[1])
+    if found is None:
+        return False
+    hours, minutes, seconds = found.group(1), found.group(2), found.group(3)
+    return hours <= "23" and minutes <= "59" and seconds <= "59"
 
 
 def _date_time(value: object) -> str:
-    if type(value) is str and _DATE_TIME.fullmatch(value):
+    if type(value) is str and is_date_time(value):
         return value
     raise PydanticCustomError(
-        "date_time", "Input should be an RFC 3339 timestamp such as '2024-05-01T12:00:00Z'"
+        "date_time",
+        "Input should be an RFC 3339 date-time such as '2024-05-01T12:00:00Z' (a real date, "
+        "seconds and a zone required)",
     )
 
 
+#: Timestamps are kept as the exact strings the server sent.
+DateTime = Annotated[str, PlainValidator(_date_time, json_schema_input_type=str)]
+
+
+# --------------------------------------------------------------------------- numbers
+_FLOAT32_PACK = struct.Struct("<f").pack
+
+
 def _number(value: object) -> int | float:
-    if type(value) is int or type(value) is float:
-        return value
+    if type(value) is int:
+        return _int64(value)
+    if type(value) is float:
+        if math.isfinite(value):
+            return value
+        raise PydanticCustomError(
+            "finite_number", "Input should be a finite number (JSON has no NaN or Infinity)"
+        )
     raise PydanticCustomError("number", "Input should be a number")
+
+
+def _float32(value: object) -> int | float:
+    number = _number(value)
+    try:
+        _FLOAT32_PACK(number)
+    except (OverflowError, struct.error):
+        raise PydanticCustomError(
+            "float32_range", "Input should fit in a 32-bit float (format: float)"
+        ) from None
+    return number
+
+
+#: Numbers stay as given: ``1`` stays an int, ``0.5`` a float.
+Number = Annotated[int | float, PlainValidator(_number, json_schema_input_type=int | float)]
+#: ``format: float``: within the range of a 32-bit float, as the API server checks.
+Float32 = Annotated[int | float, PlainValidator(_float32, json_schema_input_type=int | float)]
 
 
 def number_in_range(
@@ -90,6 +185,7 @@ def number_in_range(
     gt: float | None = None,
     le: float | None = None,
     lt: float | None = None,
+    float32: bool = False,
 ) -> PlainValidator:
     """A number (int or float, kept as given) within bounds; one error at the field."""
     bounds = [
@@ -98,9 +194,10 @@ def number_in_range(
         (le, operator.le, "less than or equal to"),
         (lt, operator.lt, "less than"),
     ]
+    base = _float32 if float32 else _number
 
     def check(value: object) -> int | float:
-        number = _number(value)
+        number = base(value)
         for bound, within, words in bounds:
             if bound is not None and not within(number, bound):
                 raise PydanticCustomError("number_range", f"Input should be {words} {bound}")
@@ -115,7 +212,7 @@ def int_or_string_matching(pattern: str) -> PlainValidator:
 
     def check(value: object) -> int | str:
         if type(value) is int:
-            return value
+            return _int64(value)
         if type(value) is str and compiled.search(value):
             return value
         raise PydanticCustomError(
@@ -140,7 +237,205 @@ def one_of(*choices: object) -> PlainValidator:
     return PlainValidator(check)
 
 
-#: Numbers stay as given: ``1`` stays an int, ``0.5`` a float.
-Number = Annotated[int | float, PlainValidator(_number, json_schema_input_type=int | float)]
-#: Timestamps are kept as the exact strings the server sent.
-DateTime = Annotated[str, PlainValidator(_date_time, json_schema_input_type=str)]
+# --------------------------------------------------------------------------- free-form JSON
+def _json_value(value: object) -> Any:
+    check_json(value)
+    return value
+
+
+def _json_object(value: object) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise PydanticCustomError("dict_type", "Input should be a valid dictionary")
+    check_json(value)
+    return value
+
+
+_GROUP_VERSION = re.compile(r"[^/]+(/[^/]+)?")
+_KIND = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def _embedded_resource(value: object) -> dict[str, Any]:
+    # x-kubernetes-embedded-resource: a whole object, whose apiVersion and kind the API
+    # server requires (metadata it checks with the ObjectMeta rules, as at the top level).
+    obj = _json_object(value)
+    problems = []
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not _GROUP_VERSION.fullmatch(api_version):
+        problems.append("apiVersion (a string such as 'v1' or 'ray.io/v1')")
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind.lower()):
+        problems.append("kind (a string such as 'ConfigMap')")
+    if "metadata" in obj and not isinstance(obj["metadata"], dict):
+        problems.append("metadata as an object")
+    if problems:
+        raise PydanticCustomError(
+            "embedded_resource",
+            "Input should be a Kubernetes object with {problems}",
+            {"problems": " and ".join(problems)},
+        )
+    return obj
+
+
+#: Any JSON value (``x-kubernetes-preserve-unknown-fields`` without a type, ``RawExtension``).
+JsonValue = Annotated[Any, PlainValidator(_json_value)]
+#: A free-form JSON object, kept as given.
+JsonObject = Annotated[dict[str, Any], PlainValidator(_json_object, json_schema_input_type=dict)]
+#: A whole Kubernetes object embedded in another (``x-kubernetes-embedded-resource``).
+EmbeddedResource = Annotated[
+    dict[str, Any], PlainValidator(_embedded_resource, json_schema_input_type=dict)
+]
+
+
+# --------------------------------------------------------------------------- list types
+class _Unspecified:
+    """A list-map key the item does not set (and that has no default)."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unspecified()
+
+
+def _scalar_key(value: object) -> object:
+    # Compared as the API server compares decoded JSON: by type and value (1 is not "1",
+    # True is not 1), objects and lists by their JSON text.
+    if isinstance(value, dict | list):
+        return ("json", json.dumps(value, sort_keys=True, separators=(",", ":"), default=_as_json))
+    if hasattr(value, "to_dict"):
+        return _scalar_key(value.to_dict())
+    return (type(value), value)
+
+
+def _as_json(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _duplicate(index: int, first: int, where: tuple[str | int, ...], shown: str) -> Exception:
+    return PydanticCustomError(
+        "list_duplicate",
+        "Duplicate value: {value} at [{index}] (also at [{first}])",
+        {"value": shown, "index": index, "first": first, "where": (index, *where)},
+    )
+
+
+def _unique_items(items: list[Any]) -> list[Any]:
+    seen: dict[object, int] = {}
+    for index, item in enumerate(items):
+        key = _scalar_key(item)
+        if key in seen:
+            raise _duplicate(index, seen[key], (), _show(item))
+        seen[key] = index
+    return items
+
+
+def list_set() -> AfterValidator:
+    """``x-kubernetes-list-type: set``: no item twice."""
+    return AfterValidator(_unique_items)
+
+
+_ATTRS: dict[tuple[type, str], str | None] = {}
+
+
+def _attr_of(cls: type, json_name: str) -> str | None:
+    """The attribute of a model class whose JSON name is ``json_name``."""
+    found = _ATTRS.get((cls, json_name), _UNSET)
+    if found is _UNSET:
+        fields: dict[str, Any] = getattr(cls, "model_fields", {})
+        found = next(
+            (name for name, info in fields.items() if (info.alias or name) == json_name), None
+        )
+        _ATTRS[(cls, json_name)] = found
+    return found  # type: ignore[return-value]
+
+
+def _json_field(item: object, json_name: str, default: object) -> object:
+    """The value of a JSON field of a model or dict, ``default`` when it is not set."""
+    if isinstance(item, Mapping):
+        return item.get(json_name, default)
+    attr = _attr_of(type(item), json_name)
+    if attr is not None and attr in getattr(item, "__pydantic_fields_set__", ()):
+        return getattr(item, attr)
+    extra = getattr(item, "__pydantic_extra__", None) or {}
+    return extra.get(json_name, default) if attr is None else default
+
+
+def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterValidator:
+    """``x-kubernetes-list-type: map``: no two items with the same values of ``keys``.
+
+    An item that leaves a key unset counts with the key's schema default (``defaults``),
+    as the API server applies defaults before it checks.
+    """
+    plan = [(name, (defaults or {}).get(name, _UNSET)) for name in keys]
+
+    def check(items: list[Any]) -> list[Any]:
+        seen: dict[tuple[object, ...], int] = {}
+        for index, item in enumerate(items):
+            values = tuple(_json_field(item, name, default) for name, default in plan)
+            key = tuple(v if v is _UNSET else _scalar_key(v) for v in values)
+            if key in seen:
+                shown = ", ".join(f"{n}={_show(v)}" for n, v in zip(keys, values, strict=True))
+                where: tuple[str | int, ...] = (keys[0],) if len(keys) == 1 else ()
+                raise _duplicate(index, seen[key], where, shown)
+            seen[key] = index
+        return items
+
+    return AfterValidator(check)
+
+
+def object_size(
+    *,
+    min_properties: int | None = None,
+    max_properties: int | None = None,
+    defaulted: tuple[str, ...] = (),
+    keeps_unknown: bool = False,
+) -> AfterValidator:
+    """``minProperties``/``maxProperties`` of an object, counted as the API server counts:
+    after it fills in defaults (``defaulted`` names the fields that have one) and after it
+    prunes the fields the schema does not declare (unless it keeps them)."""
+
+    def check(value: Any) -> Any:
+        count = _property_count(value, defaulted, keeps_unknown)
+        if min_properties is not None and count < min_properties:
+            raise PydanticCustomError(
+                "too_few_properties",
+                "Input should have at least {limit} field(s) set",
+                {"limit": min_properties},
+            )
+        if max_properties is not None and count > max_properties:
+            raise PydanticCustomError(
+                "too_many_properties",
+                "Input should have at most {limit} field(s) set",
+                {"limit": max_properties},
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _property_count(value: Any, defaulted: tuple[str, ...], keeps_unknown: bool) -> int:
+    if isinstance(value, Mapping):
+        return len(value)
+    fields: dict[str, Any] = type(value).model_fields
+    fields_set = value.__pydantic_fields_set__
+    present = {
+        (info.alias or name)
+        for name, info in fields.items()
+        if name in fields_set and getattr(value, name) is not None
+    }
+    present.update(defaulted)
+    extra = value.__pydantic_extra__ or {}
+    if keeps_unknown:
+        present.update(key for key, item in extra.items() if item is not None)
+    return len(present)
+
+
+def _show(value: object) -> str:
+    """A short rendering of a (possibly huge) value for a message."""
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return repr(text)
+    if isinstance(value, bool | int | float) or value is None or value is _UNSET:
+        return repr(value)
+    return f"<{type(value).__name__}>"

@@ -80,6 +80,9 @@ FULL_WIDGET: JSON = {
         "continue": "token",
         "podIPs": ["10.0.0.1", "fd00::1"],
         "hostIPC": False,
+        "gain": 0.5,
+        "window": {"start": "08:00"},
+        "tuning": {"level": 2},
     },
     "status": {
         "phase": "Running",
@@ -278,18 +281,41 @@ def test_unknown_fields_survive_attribute_access_and_edits(models: ModelRunner) 
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="JSON is validated by alias only, so 'min_replicas' is kept as an unknown key; but "
-    "pydantic still marks the attribute as set when a key equals its Python name, so the "
-    "dump adds 'minReplicas': null",
-)
 def test_unknown_snake_case_json_keys_are_kept_as_written(models: ModelRunner) -> None:
+    # JSON is validated by alias only, so 'min_replicas' is an unknown key; pydantic counts
+    # unknown keys as set fields, which must not make the dump add 'minReplicas': null.
     text = '{"spec": {"mode": "Fast", "min_replicas": "not a number"}}'
     dumped = models.run(
         "result = model(args['m']).model_validate_json(args['t']).to_dict()", m=WIDGET, t=text
     )
     assert dumped["spec"] == {"mode": "Fast", "min_replicas": "not a number"}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"mode": "Fast", "min_replicas": 3}, id="python-name-only"),
+        pytest.param({"mode": "Fast", "minReplicas": None, "min_replicas": 3}, id="both-null"),
+        pytest.param({"mode": "Fast", "minReplicas": 2, "min_replicas": 3}, id="both"),
+        pytest.param(
+            {"mode": "Fast", "items": [{"name": "a", "replicas": 1, "min_replicas": 3}]},
+            id="nested",
+        ),
+    ],
+)
+def test_a_python_name_as_json_key_never_adds_a_null(models: ModelRunner, spec: JSON) -> None:
+    # A merge patch with "stopPolicy": null resets a queue's stop policy: the dump must hold
+    # exactly the keys that were read.
+    data = widget(**spec)
+    data["spec"] = spec
+    assert models.load(WIDGET, data) == data
+    text = models.run("import json\nresult = json.dumps(args['d'])", d=data)
+    assert (
+        models.run(
+            "result = model(args['m']).model_validate_json(args['t']).to_dict()", m=WIDGET, t=text
+        )
+        == data
+    )
 
 
 # --------------------------------------------------------------------------- rejections
@@ -428,3 +454,200 @@ def test_date_time_must_be_rfc3339(models: ModelRunner, value: Any) -> None:
 )
 def test_date_time_is_kept_as_the_exact_string(models: ModelRunner, value: str) -> None:
     assert models.load(WIDGET, widget(startAt=value))["spec"]["startAt"] == value
+
+
+# --------------------------------------------------------------------------- API server rules
+@pytest.mark.parametrize(
+    ("path", "value", "error"),
+    [
+        (("spec", "count"), 2**63, "less_than_equal"),
+        (("spec", "count"), -(2**63) - 1, "greater_than_equal"),
+        (("spec", "port"), 2**63, "int64_range"),
+        (("spec", "cpu"), 2**63, "int64_range"),
+        (("spec", "weight"), 2**63, "int64_range"),
+        (("spec", "gain"), 3.5e38, "float32_range"),
+        (("spec", "gain"), -(2**200), "int64_range"),
+        (("spec", "weight"), float("nan"), "finite_number"),
+        (("spec", "weight"), float("inf"), "finite_number"),
+        (("spec", "ratio"), float("nan"), "finite_number"),
+        (("spec", "gain"), float("-inf"), "finite_number"),
+    ],
+)
+def test_numbers_are_held_to_what_the_api_server_takes(
+    models: ModelRunner, path: tuple[str | int, ...], value: Any, error: str
+) -> None:
+    invalid = models.errors(WIDGET, with_value(path, value))
+    assert [(loc, kind) for loc, kind, _ in invalid.errors] == [(path, error)]
+
+
+def test_float32_bounds_are_inclusive(models: ModelRunner) -> None:
+    assert models.load(WIDGET, widget(gain=3.4028234e38))["spec"]["gain"] == 3.4028234e38
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "loc"),
+    [
+        (("spec", "config"), {"a": [1, float("nan")]}, ("spec", "config", "a", 1)),
+        (("spec", "extra"), {"deep": {"x": float("inf")}}, ("spec", "extra", "deep", "x")),
+        (("spec", "futureField"), [float("nan")], ("spec", "futureField", 0)),
+        (("spec", "items", 0, "later"), float("nan"), ("spec", "items", 0, "later")),
+    ],
+)
+def test_nan_in_free_form_and_unknown_fields_is_refused_where_it_is(
+    models: ModelRunner, where: tuple[str | int, ...], value: Any, loc: tuple[str | int, ...]
+) -> None:
+    invalid = models.errors(WIDGET, with_value(where, value))
+    assert [(e_loc, kind) for e_loc, kind, _ in invalid.errors] == [(loc, "finite_number")]
+
+
+@pytest.mark.parametrize(
+    ("spec", "loc"),
+    [
+        pytest.param({"tags": ["a", "b", "a"]}, ("spec", "tags", 2), id="set"),
+        pytest.param(
+            {"ports": [{"name": "http", "number": 1}, {"name": "http", "number": 2}]},
+            ("spec", "ports", 1, "name"),
+            id="map",
+        ),
+        pytest.param(
+            {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "c",
+                                "ports": [
+                                    {"containerPort": 80},
+                                    {"containerPort": 80, "protocol": "TCP"},
+                                ],
+                            }
+                        ]
+                    }
+                }
+            },
+            ("spec", "template", "spec", "containers", 0, "ports", 1),
+            id="map-with-defaulted-key",
+        ),
+    ],
+)
+def test_list_type_duplicates_are_refused_at_the_duplicate(
+    models: ModelRunner, spec: JSON, loc: tuple[str | int, ...]
+) -> None:
+    invalid = models.errors(WIDGET, widget(**spec))
+    assert [(e_loc, kind) for e_loc, kind, _ in invalid.errors] == [(loc, "list_duplicate")]
+
+
+def test_duplicate_conditions_are_refused(models: ModelRunner) -> None:
+    data = copy.deepcopy(FULL_WIDGET)
+    data["status"]["conditions"].append(dict(data["status"]["conditions"][0]))
+    invalid = models.errors(WIDGET, data)
+    assert invalid.locs == {("status", "conditions", 1, "type")}
+
+
+def test_distinct_keys_and_other_list_types_are_fine(models: ModelRunner) -> None:
+    ports = [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}]
+    data = widget(
+        tags=["a", "b"],
+        items=[{"name": "x"}, {"name": "x"}],  # not a list-type map: duplicates allowed
+        template={"spec": {"containers": [{"name": "c", "ports": ports}]}},
+    )
+    assert models.load(WIDGET, data) == data
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("window", {}, "too_few_properties"),
+        ("window", {"start": "a", "end": "b"}, "too_many_properties"),
+        ("window", {"unknownOnly": 1}, "too_few_properties"),
+    ],
+)
+def test_property_counts_are_checked_as_the_api_server_counts(
+    models: ModelRunner, field: str, value: JSON, error: str
+) -> None:
+    invalid = models.errors(WIDGET, widget(**{field: value}))
+    assert [(loc, kind) for loc, kind, _ in invalid.errors] == [(("spec", field), error)]
+
+
+def test_defaults_count_towards_min_properties(models: ModelRunner) -> None:
+    data = widget(tuning={}, window={"end": "b", "note": "pruned by the server"})
+    assert models.load(WIDGET, data) == data
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"kind": "ConfigMap"},
+        {"apiVersion": "v1"},
+        {"apiVersion": "", "kind": "ConfigMap"},
+        {"apiVersion": "a/b/c", "kind": "ConfigMap"},
+        {"apiVersion": "v1", "kind": "Config_Map"},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": "x"},
+    ],
+)
+def test_an_embedded_resource_needs_api_version_and_kind(
+    models: ModelRunner, payload: JSON
+) -> None:
+    assert models.errors(WIDGET, widget(payload=payload)).locs == {("spec", "payload")}
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        ("2024-05-01T10:00:00Z", True),
+        ("2024-02-29T23:59:59.5+05:30", True),
+        ("2024-05-01t10:00:00z", True),
+        ("2024-05-01T10:00:00ZTanything", True),  # kube-openapi reads up to the second T
+        ("2024-05-01T10:00:00+99:99", True),  # nor does it check the zone's range
+        ("2023-02-29T10:00:00Z", False),
+        ("2024-04-31T10:00:00Z", False),
+        ("2024-13-01T10:00:00Z", False),
+        ("2024-05-01T24:00:00Z", False),
+        ("2024-05-01T10:60:00Z", False),
+        ("2024-05-01T10:00:00+0530", False),
+        ("2024-05-01T10:00:00", False),
+        ("2024-05-01T10:00:00Z\n", False),
+        ("\u0662\u0660\u0662\u0664-05-01T10:00:00Z", False),
+    ],
+)
+def test_date_times_as_kube_openapi_reads_them(
+    models: ModelRunner, value: str, valid: bool
+) -> None:
+    if valid:
+        assert models.load(WIDGET, widget(startAt=value))["spec"]["startAt"] == value
+    else:
+        assert models.errors(WIDGET, widget(startAt=value)).locs == {("spec", "startAt")}
+
+
+def _nested(levels: int) -> Any:
+    value: Any = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("field", ["extra", "unknownField"])
+def test_nesting_as_deep_as_the_api_server_takes_round_trips(
+    models: ModelRunner, field: str
+) -> None:
+    # Widget (1) > spec (2) > field (3): the field's value may nest 9,998 more levels.
+    code = (
+        "import json\n"
+        "from flarekit_models._json import dumps\n"
+        "m = model(args['m'])\n"
+        "d = args['d']\n"
+        "v = {}\n"
+        # Keys in the order a dump writes them: declared fields by name, then unknown ones.
+        "d['spec'] = dict(sorted({**d['spec'], args['f']: v}.items(),"
+        " key=lambda kv: (kv[0] == 'unknownField', kv[0])))\n"
+        "for _ in range(args['n'] - 1):\n"
+        "    v['a'] = {}\n"
+        "    v = v['a']\n"
+        "text = dumps(d)\n"
+        "result = [dumps(m.model_validate(d).to_dict()) == text,"
+        " m.model_validate_json(text).to_json() == text]"
+    )
+    assert models.run(code, m=WIDGET, d=widget(), f=field, n=9_998) == [True, True]
+    with pytest.raises(Invalid) as too_deep:
+        models.run(code, m=WIDGET, d=widget(), f=field, n=9_999)
+    assert too_deep.value.types == {"json_depth"}

@@ -7,8 +7,10 @@ serves several roles only when the roles share a meaningful name.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import keyword
+import sys
 from typing import Any
 
 import pytest
@@ -87,11 +89,16 @@ def test_snake_case(json_name: str, attr: str) -> None:
 
 
 def _load_static_base() -> Any:
-    spec = importlib.util.spec_from_file_location("flarekit_test_static_base", STATIC / "_base.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The runtime's ``_base`` module, imported as part of a package of the runtime modules
+    alone (its imports of the other runtime modules are relative)."""
+    package = "flarekit_test_runtime"
+    if package not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            package, STATIC / "__init__.py", submodule_search_locations=[str(STATIC)]
+        )
+        assert spec is not None
+        sys.modules[package] = importlib.util.module_from_spec(spec)
+    return importlib.import_module(f"{package}._base")
 
 
 def test_no_json_name_shadows_a_model_attribute() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from small_package import fixture_doc
 
+from flarekit_generator.core_copies import reconcile
 from flarekit_generator.ir import Node
 from flarekit_generator.k8s_types import KubernetesDefinitions
 from flarekit_generator.parse import parse_schema
@@ -76,7 +77,8 @@ def test_pod_template_is_recognised_with_everything_inside(k8s_defs: KubernetesD
     assert container.core_type == CORE + "Container"
     assert at(container, "ports", "[]").core_type == CORE + "ContainerPort"
     assert at(container, "resources").core_type == CORE + "ResourceRequirements"
-    assert frozenset({"name"}) in recogniser.required_seen[CORE + "Container"]
+    assert container in recogniser.copies[CORE + "Container"]
+    assert container.required == ("name",)
 
 
 def test_conditions_are_recognised_as_meta_conditions(k8s_defs: KubernetesDefinitions) -> None:
@@ -196,7 +198,8 @@ def test_a_few_newer_properties_are_tolerated_and_recorded() -> None:
     copy_with_extra = {**BOX_PROPS, "newField": INT}
     spec, recogniser = annotated(defs, _obj(box=_obj(**copy_with_extra)))
     assert at(spec, "box").core_type == CORE + "Box"
-    assert set(recogniser.extras[CORE + "Box"]) == {"newField"}
+    shapes = reconcile(recogniser.copies, [spec])
+    assert shapes.node_for(defs, CORE + "Box").properties["newField"].shape == "integer"
 
 
 def test_too_many_unknown_properties_break_the_match() -> None:

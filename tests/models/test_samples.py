@@ -68,6 +68,15 @@ INVALID: dict[str, tuple[str, set[str]]] = {
             ("restartjobsetandignoremaxrestarts-action", 1),
         ]
     },
+    "codeflare-sdk--tests-test-cluster-yamls-ray-unit-test-all-params-yaml--0.yaml": (
+        "two volumeMounts of one container share mountPath /home/ray/test2; the Container "
+        "schema keys volumeMounts by mountPath (x-kubernetes-list-type: map), so the API "
+        "server refuses the duplicate too",
+        {
+            f"spec.{group}.template.spec.containers.0.volumeMounts.2.mountPath"
+            for group in ("headGroupSpec", "workerGroupSpecs.0")
+        },
+    ),
     "kueue--site-static-examples-jobs-sample-xgboostjob-yaml--0.yaml": (
         "cpu: 0.5 is a JSON float; the CRD types resource quantities as integer or string "
         "(x-kubernetes-int-or-string), so the API server rejects it too ('0.5' or 500m work)",

@@ -1,0 +1,286 @@
+"""What the generated models refuse, as the API server would: the audit's cases.
+
+Each case is an object the API server refuses (422 or 400) that the models used to accept:
+constraints lost where CRDs share a Kubernetes type, duplicate keys of ``list-type`` lists,
+NaN and Infinity, date-times the server does not parse, nesting too deep; and the data
+loss of an unknown key equal to an attribute's Python name.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from flarekit_models import resource_model
+from flarekit_models._json import MAX_DEPTH, dumps
+
+JSON = dict[str, Any]
+
+
+def raycluster(**head_container: Any) -> JSON:
+    container = {"name": "ray-head", "image": "rayproject/ray:2.9.0", **head_container}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "demo"},
+        "spec": {
+            "headGroupSpec": {
+                "rayStartParams": {},
+                "template": {"spec": {"containers": [container]}},
+            }
+        },
+    }
+
+
+HEAD_SPEC = ("spec", "headGroupSpec", "template", "spec")
+
+
+def errors(data: JSON) -> list[tuple[tuple[str | int, ...], str]]:
+    model = resource_model(data["apiVersion"], data["kind"])
+    with pytest.raises(ValidationError) as error:
+        model.model_validate(data)
+    return [(tuple(e["loc"]), e["type"]) for e in error.value.errors()]
+
+
+def accepted(data: JSON) -> JSON:
+    model = resource_model(data["apiVersion"], data["kind"])
+    dumped: JSON = model.model_validate(data).to_dict()
+    assert dumped == data
+    return dumped
+
+
+def with_path(data: JSON, path: tuple[str | int, ...], value: Any) -> JSON:
+    out = copy.deepcopy(data)
+    target: Any = out
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return out
+
+
+# --------------------------------------------------------------------------- shared core types
+def test_a_pod_template_needs_containers_where_its_crd_says_so() -> None:
+    data = raycluster()
+    data["spec"]["headGroupSpec"]["template"]["spec"] = {"restartPolicy": "Never"}
+    assert errors(data) == [((*HEAD_SPEC, "containers"), "missing")]
+
+
+def test_an_env_entry_needs_a_name() -> None:
+    assert errors(raycluster(env=[{"value": "1"}])) == [
+        ((*HEAD_SPEC, "containers", 0, "env", 0, "name"), "missing")
+    ]
+
+
+TRAINJOB: JSON = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainJob",
+    "metadata": {"name": "t"},
+    "spec": {"runtimeRef": {"name": "torch-distributed"}},
+}
+
+
+@pytest.mark.parametrize("name", ["", "x" * 254])
+def test_trainjob_runtime_ref_keeps_its_own_rules(name: str) -> None:
+    bad = with_path(TRAINJOB, ("spec", "runtimeRef", "name"), name)
+    assert [loc for loc, _ in errors(bad)] == [("spec", "runtimeRef", "name")]
+    accepted(TRAINJOB)
+
+
+def test_a_crd_that_checks_less_keeps_checking_less() -> None:
+    # The JobSet CRD's PVC dataSource is a plain TypedLocalObjectReference: no name rules.
+    volume = {
+        "name": "scratch",
+        "ephemeral": {
+            "volumeClaimTemplate": {
+                "spec": {"dataSource": {"kind": "VolumeSnapshot", "name": "Bad_Name!"}}
+            }
+        },
+    }
+    data = raycluster()
+    data["spec"]["headGroupSpec"]["template"]["spec"]["volumes"] = [volume]
+    accepted(data)
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_admission_check_parameters_keep_their_name_pattern(version: str) -> None:
+    data: JSON = {
+        "apiVersion": f"kueue.x-k8s.io/{version}",
+        "kind": "AdmissionCheck",
+        "metadata": {"name": "ac"},
+        "spec": {
+            "controllerName": "kueue.x-k8s.io/provisioning-request",
+            "parameters": {
+                "apiGroup": "kueue.x-k8s.io",
+                "kind": "ProvisioningRequestConfig",
+                "name": "prov-config",
+            },
+        },
+    }
+    accepted(data)
+    bad = with_path(data, ("spec", "parameters", "name"), "Bad_Name!")
+    assert [loc for loc, _ in errors(bad)] == [("spec", "parameters", "name")]
+
+
+def test_a_condition_status_is_true_false_or_unknown() -> None:
+    condition = {
+        "type": "Active",
+        "status": "True",
+        "reason": "Ready",
+        "message": "ok",
+        "lastTransitionTime": "2024-05-01T10:00:00Z",
+    }
+    data: JSON = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "q"},
+        "spec": {"clusterQueue": "cq"},
+        "status": {"conditions": [condition]},
+    }
+    accepted(data)
+    bad = with_path(data, ("status", "conditions", 0, "status"), "Maybe")
+    assert errors(bad) == [(("status", "conditions", 0, "status"), "literal_error")]
+
+
+def test_a_runtime_template_may_not_be_empty() -> None:
+    data: JSON = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "r"},
+        "spec": {"template": {}},
+    }
+    assert errors(data) == [(("spec", "template"), "too_few_properties")]
+    accepted(with_path(data, ("spec", "template"), {"spec": {}}))
+
+
+# --------------------------------------------------------------------------- list types
+def test_two_containers_of_the_same_name_are_refused_at_the_second_name() -> None:
+    data = raycluster()
+    containers = data["spec"]["headGroupSpec"]["template"]["spec"]["containers"]
+    containers.append({"name": "ray-head", "image": "busybox"})
+    assert errors(data) == [((*HEAD_SPEC, "containers", 1, "name"), "list_duplicate")]
+
+
+def test_list_map_keys_count_with_their_defaults() -> None:
+    # protocol defaults to TCP before the API server checks (containerPort, protocol).
+    ports = [{"containerPort": 6379}, {"containerPort": 6379, "protocol": "TCP"}]
+    assert errors(raycluster(ports=ports)) == [
+        ((*HEAD_SPEC, "containers", 0, "ports", 1), "list_duplicate")
+    ]
+    accepted(
+        raycluster(ports=[{"containerPort": 6379}, {"containerPort": 6379, "protocol": "UDP"}])
+    )
+
+
+def test_the_duplicate_message_names_both_places() -> None:
+    data = raycluster()
+    data["spec"]["headGroupSpec"]["template"]["spec"]["containers"].append({"name": "ray-head"})
+    model = resource_model("ray.io/v1", "RayCluster")
+    with pytest.raises(ValidationError) as error:
+        model.model_validate(data)
+    message = error.value.errors()[0]["msg"]
+    assert "name='ray-head'" in message and "[1]" in message and "[0]" in message
+
+
+# --------------------------------------------------------------------------- numbers and times
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_nan_and_infinity_are_refused_everywhere(value: float) -> None:
+    appwrapper: JSON = {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {"name": "aw"},
+        "spec": {"components": [{"template": {"apiVersion": "v1", "kind": "Pod", "x": value}}]},
+    }
+    assert [loc for loc, _ in errors(appwrapper)] == [("spec", "components", 0, "template", "x")]
+    unknown = raycluster()
+    unknown["spec"]["futureField"] = {"ratio": [value]}
+    assert [loc for loc, _ in errors(unknown)] == [("spec", "futureField", "ratio", 0)]
+
+
+DATE_TIMES = [
+    "2024-13-45T25:61:00Z",
+    "2024-02-30T10:00:00Z",
+    "2023-02-29T10:00:00Z",
+    "\u0662\u0660\u0662\u0664-05-01T10:00:00Z",  # Arabic-Indic digits
+    "2024-05-01T10:00Z",
+    "2024-05-01 10:00:00Z",
+    "2024-05-01T10:00:00",
+]
+
+
+@pytest.mark.parametrize("value", DATE_TIMES)
+def test_date_times_are_checked_as_the_api_server_checks_them(value: str) -> None:
+    data: JSON = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "q"},
+        "spec": {"clusterQueue": "cq"},
+        "status": {
+            "conditions": [
+                {
+                    "type": "Active",
+                    "status": "True",
+                    "reason": "Ready",
+                    "message": "",
+                    "lastTransitionTime": value,
+                }
+            ]
+        },
+    }
+    assert errors(data) == [(("status", "conditions", 0, "lastTransitionTime"), "date_time")]
+
+
+# --------------------------------------------------------------------------- depth
+def _nested(levels: int) -> Any:
+    value: Any = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+def _appwrapper_of_depth(total: int) -> JSON:
+    # metadata-less AppWrapper; the template is at depth 5 (object, spec, components, [0], template)
+    template = {"apiVersion": "v1", "kind": "ConfigMap", "data": _nested(total - 5)}
+    return {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "spec": {"components": [{"template": template}]},
+    }
+
+
+def test_the_deepest_object_the_api_server_accepts_round_trips() -> None:
+    data = _appwrapper_of_depth(MAX_DEPTH)
+    model = resource_model("workload.codeflare.dev/v1beta2", "AppWrapper")
+    text = dumps(data)
+    assert dumps(model.model_validate(data).to_dict()) == text
+    assert model.model_validate_json(text).to_json() == text
+
+
+def test_one_level_deeper_is_refused_when_read() -> None:
+    data = _appwrapper_of_depth(MAX_DEPTH + 1)
+    model = resource_model("workload.codeflare.dev/v1beta2", "AppWrapper")
+    for parse in (
+        lambda: model.model_validate(data),
+        lambda: model.model_validate_json(dumps(data)),
+    ):
+        with pytest.raises(ValidationError) as error:
+            parse()
+        (only,) = error.value.errors()
+        assert only["type"] == "json_depth" and "10000 levels" in only["msg"]
+
+
+# --------------------------------------------------------------------------- unknown keys
+def test_a_python_name_as_a_json_key_stays_an_unknown_key() -> None:
+    data: JSON = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "q"},
+        "spec": {"clusterQueue": "cq", "stop_policy": "Hold"},
+    }
+    model = resource_model("kueue.x-k8s.io/v1beta2", "LocalQueue")
+    assert model.model_validate(data).to_dict() == data
+    assert json.loads(model.model_validate_json(json.dumps(data)).to_json()) == data
