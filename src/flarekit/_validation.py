@@ -13,6 +13,7 @@ the Ray version of a Ray image.
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -55,6 +56,10 @@ DEFAULT_EXTENDED_RESOURCES: dict[str, str] = {
 }
 
 _MAX_VALUE_REPR = 80
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 3
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = _MAX_VALUE_REPR
+_SHORT.maxdict = _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = 8
 
 
 @dataclass(frozen=True)
@@ -67,10 +72,15 @@ class Problem:
     expected: str
 
     def __str__(self) -> str:
-        shown = repr(self.value)
-        if len(shown) > _MAX_VALUE_REPR:
-            shown = shown[: _MAX_VALUE_REPR - 3] + "..."
-        return f"{self.field}={shown}: {self.message}; expected {self.expected}"
+        return f"{self.field}={short_repr(self.value)}: {self.message}; expected {self.expected}"
+
+
+def short_repr(value: Any, limit: int = _MAX_VALUE_REPR) -> str:
+    """``repr(value)`` cut to ``limit`` characters, without ever building the whole of it:
+    a value read from a file may be huge, or an alias-shared structure whose full repr
+    would be billions of characters."""
+    shown = _SHORT.repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 class ConfigError(ValueError):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from flarekit._validation import ConfigError, Problem
@@ -28,23 +27,20 @@ __all__ = [
 
 
 def load_file(path: str | None) -> dict[str, Any]:
-    """The mapping in a YAML or JSON file (``-`` reads stdin); ``{}`` without a path."""
+    """The mapping in a YAML or JSON file (``-`` reads stdin); ``{}`` without a path.
+
+    Read with the bounds of :mod:`flarekit._input_files` (size, encoding, nesting, aliases): a
+    file that breaks one is a usage error naming the file and the reason.
+    """
     if path is None:
         return {}
-    import sys
+    from flarekit._input_files import InputError, decode, load_text, read_file
 
-    import yaml
-
+    what = "config file " + ("on standard input" if path == "-" else path)
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)  # JSON is YAML too
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        raise UsageError(f"config file {path} is not valid YAML or JSON{line}") from None
+        data = load_text(decode(read_file(path, what), what), what)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
     if data is None:
         return {}
     if not isinstance(data, Mapping):

@@ -1,0 +1,269 @@
+"""Reading the YAML and JSON files users name (``-f``, kubeconfigs), bounded against hostile ones.
+
+Why: a 515-byte YAML file whose aliases refer to aliases ("billion laughs") expands to
+billions of values as soon as anything walks it, a file can nest ten thousand levels deep, be
+encoded in Latin-1, or be tens of megabytes. Each of these must end in one clear line, fast,
+without exhausting memory. So a file is read with explicit bounds:
+
+* **size**: at most :data:`MAX_BYTES`, checked before parsing;
+* **encoding**: UTF-8, or UTF-16/UTF-32 as YAML detects them (byte order mark, or the zero
+  bytes of an ASCII first character); anything else names the first bad byte's line;
+* **nesting**: at most :data:`MAX_DEPTH` levels (libyaml's own limit, applied to JSON and to
+  the pure-Python YAML parser too; Python's own recursive walks of data, such as ``==`` and
+  ``copy.deepcopy``, stop near there as well);
+* **aliases**: an alias may not refer to itself, and all aliases together may add at most
+  :data:`MAX_ALIAS_NODES` values to the document; checked on the parsed node graph, where an
+  alias is one shared node, before any value is built.
+
+JSON is read with the standard library's parser (fast even at tens of megabytes), YAML with
+PyYAML's libyaml-based loader where present. Errors are :class:`InputError`, whose message
+names the file and what is wrong and never shows its content.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "InputError",
+    "decode",
+    "load_text",
+    "read_file",
+]
+
+#: The largest file read (bytes).
+MAX_BYTES = 64 * 1024 * 1024
+#: The deepest nesting read (the top-level mapping or list is level 1): libyaml's limit.
+MAX_DEPTH = 1000
+#: How many values aliases may add to a document beyond the ones written out.
+MAX_ALIAS_NODES = 1_000_000
+
+
+class InputError(ValueError):
+    """A file that cannot be read as YAML or JSON; the message is one line saying why."""
+
+
+def read_file(path: str | Path, what: str, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path`` (``-`` is standard input), refused beyond ``limit``."""
+    try:
+        if str(path) == "-":
+            stream = getattr(sys.stdin, "buffer", None)  # a text-only stdin has no buffer
+            data = stream.read(limit + 1) if stream else sys.stdin.read(limit + 1).encode()
+        else:
+            with Path(path).open("rb") as stream:
+                data = stream.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise InputError(f"{what} is larger than {limit // (1024 * 1024)} MiB")
+    return data
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _encoding(data: bytes) -> tuple[str, int]:
+    """The encoding YAML 1.2 (section 5.2) detects, and the length of the byte order mark."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name, len(bom)
+    head = data[:4]
+    if len(head) == 4 and head[:3] == b"\0\0\0":
+        return "utf-32-be", 0
+    if len(head) == 4 and head[1:] == b"\0\0\0":
+        return "utf-32-le", 0
+    if len(head) >= 2 and head[0] == 0:
+        return "utf-16-be", 0
+    if len(head) >= 2 and head[1] == 0:
+        return "utf-16-le", 0
+    return "utf-8", 0
+
+
+def decode(data: bytes, what: str) -> str:
+    """Text of a YAML/JSON file: UTF-8, UTF-16 or UTF-32, else a message naming the bad byte."""
+    name, skip = _encoding(data)
+    try:
+        return data[skip:].decode(name)
+    except UnicodeDecodeError as exc:
+        where = data[: skip + exc.start]
+        line = where.count(b"\n") + 1 if name == "utf-8" else None
+        place = f"line {line}" if line is not None else f"byte {skip + exc.start}"
+        bad = data[skip + exc.start : skip + exc.start + 1].hex()
+        raise InputError(
+            f"{what} is not valid {name.upper()} (byte 0x{bad} at {place}); save it as UTF-8"
+        ) from None
+
+
+def load_text(text: str, what: str) -> Any:
+    """The one document in ``text``: JSON if it is JSON, else YAML (bounded, see the module)."""
+    stripped = text.lstrip(" \t\r\n\ufeff")
+    if stripped[:1] in ("{", "["):
+        found, value = _json(stripped, what)
+        if found:
+            return value
+    return _yaml(text, what)
+
+
+def _json(text: str, what: str) -> tuple[bool, Any]:
+    def no_constants(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        return True, json.loads(text, parse_constant=no_constants)
+    except RecursionError:
+        pass  # deeper than the C parser goes: read it without recursion below
+    except ValueError:
+        return False, None  # not JSON (YAML flow syntax such as {a: 1}, or NaN): YAML decides
+    from flarekit_models._json import JsonDepthError, loads
+
+    try:
+        return True, loads(text, max_depth=MAX_DEPTH)
+    except JsonDepthError:
+        raise InputError(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+    except ValueError:
+        return False, None
+
+
+def _yaml(text: str, what: str) -> Any:
+    import yaml
+
+    if yaml.__with_libyaml__:
+        loader = yaml.CSafeLoader(text)
+    else:
+        if _flow_depth(text) > MAX_DEPTH:
+            # The pure-Python scanner's work grows with the square of the flow depth.
+            raise InputError(f"{what} nests deeper than {MAX_DEPTH} levels")
+        loader = _pure_loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "&" in text:  # no anchor, no alias: nothing to expand
+            _check_aliases(node, what)
+        return loader.construct_document(node)
+    except InputError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        raise InputError(f"{what} is not valid YAML or JSON: {_yaml_problem(exc)}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{what} is not valid YAML or JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # Values the YAML types cannot hold: an int of 10,000 digits, a date such as
+        # 2024-02-30, a list used as a mapping key.
+        raise InputError(f"{what} has a value YAML cannot read: {_first_line(exc)}") from None
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(exc: Any) -> str:
+    problem = str(exc.problem or exc.context or "invalid")
+    if "maximum nesting depth" in problem:
+        problem = f"nests deeper than {MAX_DEPTH} levels"
+    mark = exc.problem_mark or exc.context_mark
+    if mark is not None:
+        problem += f" (line {mark.line + 1}, column {mark.column + 1})"
+    return _first_line(problem)
+
+
+def _first_line(value: object) -> str:
+    text = str(value).strip().splitlines()
+    line = text[0] if text else "invalid"
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def _check_aliases(root: Any, what: str) -> None:
+    """Refuse an alias that contains itself, and aliases that together add more than
+    MAX_ALIAS_NODES values: sizes are counted once per node, so a bomb costs nothing."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if closing:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise InputError(f"{what} has an alias that refers to itself")
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise InputError(f"{what} has an alias that refers to itself")
+            if id(child) not in sizes:
+                stack.append((child, False))
+    expanded, written = sizes[id(root)], len(sizes)
+    if expanded - written > MAX_ALIAS_NODES:
+        raise InputError(
+            f"{what} uses aliases that expand it from {written} to {_count(expanded)} values "
+            f"(at most {MAX_ALIAS_NODES:,} more are allowed)"
+        )
+
+
+def _children(node: Any) -> list[Any]:
+    value = node.value
+    if not isinstance(value, list):
+        return []
+    if value and isinstance(value[0], tuple):
+        return [part for pair in value for part in pair]
+    return value
+
+
+def _count(number: int) -> str:
+    return f"{number:,}" if number < 10**15 else f"about 10^{len(str(number)) - 1}"
+
+
+_FLOW_TOKENS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:''|[^'])*'|(?<!\S)#[^\n]*|[][{}]")
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of YAML flow brackets (quoted text and comments skipped)."""
+    depth = deepest = 0
+    for token in _FLOW_TOKENS.finditer(text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _pure_loader() -> type:
+    import yaml
+
+    class PureLoader(yaml.SafeLoader):
+        """The pure-Python loader, held to libyaml's nesting limit."""
+
+        _depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    raise RecursionError
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return PureLoader
