@@ -98,19 +98,27 @@ def from_kubeconfig(
     path: str | os.PathLike[str] | None = None, context: str | None = None
 ) -> Credentials:
     """Credentials from a kubeconfig: an explicit file, or the usual places (see
-    `kubeconfig_paths`); the current context unless `context` names another."""
+    `kubeconfig_paths`); the current context unless `context` names another.
+
+    A cluster entry with ``insecure-skip-tls-verify: true`` works, and says so with an
+    `InsecureConnectionWarning`, as `from_token(insecure_skip_tls_verify=True)` does.
+    """
     from kubernetes import config
+
+    from flarekit._kubeconfig import check_kubeconfig
 
     paths = kubeconfig_paths(path)
     existing = [p for p in paths if p.is_file()]
     if not existing:
         tried = ", ".join(str(p) for p in paths)
         raise KubeconfigError(f"no kubeconfig file found (looked for {tried})")
+    for file in existing:
+        check_kubeconfig(file)
     joined = os.pathsep.join(str(p) for p in existing)
     try:
         contexts, current = config.list_kube_config_contexts(config_file=joined)
-    except (config.ConfigException, OSError, ValueError) as exc:
-        raise KubeconfigError(f"cannot read kubeconfig {joined}: {exc}") from None
+    except _LOADER_ERRORS as exc:
+        raise KubeconfigError(f"cannot read kubeconfig {joined}: {_one_line(exc)}") from None
     names = [str(c.get("name")) for c in contexts or []]
     chosen = context or (current or {}).get("name")
     if not chosen or chosen not in names:
@@ -126,13 +134,32 @@ def from_kubeconfig(
             client_configuration=configuration,
             persist_config=False,
         )
-    except (config.ConfigException, OSError, ValueError) as exc:
+    except _LOADER_ERRORS as exc:
         raise KubeconfigError(
-            f"cannot use context {chosen!r} of kubeconfig {joined}: {exc}"
+            f"cannot use context {chosen!r} of kubeconfig {joined}: {_one_line(exc)}"
         ) from None
+    if configuration.verify_ssl is False:
+        warnings.warn(
+            f"TLS certificate verification is disabled for {configuration.host} by context "
+            f"{chosen!r} of kubeconfig {joined} (insecure-skip-tls-verify): the connection and "
+            "the credentials can be intercepted",
+            InsecureConnectionWarning,
+            stacklevel=2,
+        )
     entry = next(c for c in contexts if c.get("name") == chosen)
     namespace = str((entry.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE)
     return Credentials(configuration, namespace, f"kubeconfig {joined} (context {chosen})")
+
+
+#: What the official kubeconfig loader raises on a file it cannot use. The file's shape is
+#: checked first (flarekit._kubeconfig), so type errors here come from values it decodes,
+#: such as certificate data that is not base64.
+_LOADER_ERRORS = (Exception,)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _ca_file_from_data(data: str | bytes) -> Path:
