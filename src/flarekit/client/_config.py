@@ -117,7 +117,7 @@ def from_kubeconfig(
     joined = os.pathsep.join(str(p) for p in existing)
     try:
         contexts, current = config.list_kube_config_contexts(config_file=joined)
-    except _LOADER_ERRORS as exc:
+    except _loader_errors() as exc:
         raise KubeconfigError(f"cannot read kubeconfig {joined}: {_one_line(exc)}") from None
     names = [str(c.get("name")) for c in contexts or []]
     chosen = context or (current or {}).get("name")
@@ -134,7 +134,7 @@ def from_kubeconfig(
             client_configuration=configuration,
             persist_config=False,
         )
-    except _LOADER_ERRORS as exc:
+    except _loader_errors() as exc:
         raise KubeconfigError(
             f"cannot use context {chosen!r} of kubeconfig {joined}: {_one_line(exc)}"
         ) from None
@@ -151,10 +151,22 @@ def from_kubeconfig(
     return Credentials(configuration, namespace, f"kubeconfig {joined} (context {chosen})")
 
 
-#: What the official kubeconfig loader raises on a file it cannot use. The file's shape is
-#: checked first (flarekit._kubeconfig), so type errors here come from values it decodes,
-#: such as certificate data that is not base64.
-_LOADER_ERRORS = (Exception,)
+def _loader_errors() -> tuple[type[Exception], ...]:
+    """What the official kubeconfig loader raises on a file it cannot use. The file's shape
+    is checked first (flarekit._kubeconfig), so type and key errors here come from values
+    it decodes or looks up, such as certificate data that is not base64."""
+    import yaml
+    from kubernetes.config import ConfigException
+
+    return (
+        ConfigException,
+        OSError,
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        yaml.YAMLError,
+    )
 
 
 def _one_line(exc: BaseException) -> str:
