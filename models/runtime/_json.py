@@ -44,6 +44,7 @@ __all__ = [
 MAX_DEPTH = 10_000
 #: Free-form values deeper than this are checked against MAX_DEPTH from the top of the object.
 SHALLOW = 200
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 Path = tuple[str | int, ...]
 #: The standard library's JSON string reader (its C version where present).
@@ -112,6 +113,15 @@ def check_json(value: Any) -> int:
     if not isinstance(value, dict | list):
         if isinstance(value, float) and not math.isfinite(value):
             raise _located("finite_number", "Input should be a finite number (JSON has none)", ())
+        if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+            try:
+                float(value)
+            except OverflowError:
+                raise _located(
+                    "finite_number",
+                    "Input should be a number within the range of a 64-bit float",
+                    (),
+                ) from None
         return 0
     deepest_seen = 0
     # (container, depth, parent entry, key in parent): parents only to name a bad place.
@@ -144,6 +154,15 @@ def check_json(value: Any) -> int:
                     "Input should be a finite number at {at} (JSON has no NaN or Infinity)",
                     (*_path_of(entry), key),
                 )
+            elif type(child) is int and not _INT64_MIN <= child <= _INT64_MAX:
+                try:
+                    float(child)  # beyond int64 the API server decodes a float64
+                except OverflowError:
+                    raise _located(
+                        "finite_number",
+                        "Input should be a number within the range of a 64-bit float at {at}",
+                        (*_path_of(entry), key),
+                    ) from None
     if deepest_seen > SHALLOW:
         state = _PASS.get()
         if state is not None:

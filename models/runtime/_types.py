@@ -152,7 +152,12 @@ _FLOAT32_PACK = struct.Struct("<f").pack
 
 def _number(value: object) -> int | float:
     if type(value) is int:
-        return _int64(value)
+        # Beyond int64 the API server decodes an integer as a float64; beyond that, not at all.
+        if _INT64_MIN <= value <= _INT64_MAX or _fits_a_float(value):
+            return value
+        raise PydanticCustomError(
+            "finite_number", "Input should be a number within the range of a 64-bit float"
+        )
     if type(value) is float:
         if math.isfinite(value):
             return value
@@ -162,10 +167,18 @@ def _number(value: object) -> int | float:
     raise PydanticCustomError("number", "Input should be a number")
 
 
+def _fits_a_float(value: int) -> bool:
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
 def _float32(value: object) -> int | float:
     number = _number(value)
     try:
-        _FLOAT32_PACK(number)
+        _FLOAT32_PACK(float(number))
     except (OverflowError, struct.error):
         raise PydanticCustomError(
             "float32_range", "Input should fit in a 32-bit float (format: float)"
@@ -299,6 +312,9 @@ _UNSET = _Unspecified()
 def _scalar_key(value: object) -> object:
     # Compared as the API server compares decoded JSON: by type and value (1 is not "1",
     # True is not 1), objects and lists by their JSON text.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return (kind, value)
     if isinstance(value, dict | list):
         return ("json", json.dumps(value, sort_keys=True, separators=(",", ":"), default=_as_json))
     if hasattr(value, "to_dict"):
@@ -321,6 +337,8 @@ def _duplicate(index: int, first: int, where: tuple[str | int, ...], shown: str)
 
 
 def _unique_items(items: list[Any]) -> list[Any]:
+    if len(items) < 2:
+        return items
     seen: dict[object, int] = {}
     for index, item in enumerate(items):
         key = _scalar_key(item)
@@ -352,36 +370,85 @@ def _attr_of(cls: type, json_name: str) -> str | None:
 
 def _json_field(item: object, json_name: str, default: object) -> object:
     """The value of a JSON field of a model or dict, ``default`` when it is not set."""
-    if isinstance(item, Mapping):
+    if type(item) is dict:
         return item.get(json_name, default)
     attr = _attr_of(type(item), json_name)
     if attr is not None and attr in getattr(item, "__pydantic_fields_set__", ()):
         return getattr(item, attr)
-    extra = getattr(item, "__pydantic_extra__", None) or {}
-    return extra.get(json_name, default) if attr is None else default
+    if attr is None:
+        extra = getattr(item, "__pydantic_extra__", None) or {}
+        return extra.get(json_name, default)
+    return default
 
 
 def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterValidator:
     """``x-kubernetes-list-type: map``: no two items with the same values of ``keys``.
 
     An item that leaves a key unset counts with the key's schema default (``defaults``),
-    as the API server applies defaults before it checks.
+    as the API server applies defaults before it checks. Most lists have one item or one
+    key, so those paths stay short: every pod's containers, env and mounts pass here.
     """
     plan = [(name, (defaults or {}).get(name, _UNSET)) for name in keys]
+    where: tuple[str | int, ...] = (keys[0],) if len(keys) == 1 else ()
 
     def check(items: list[Any]) -> list[Any]:
-        seen: dict[tuple[object, ...], int] = {}
+        if len(items) < 2:
+            return items
+        seen: dict[object, int] = {}
+        cls: type | None = None
+        attrs: list[str | None] = []
         for index, item in enumerate(items):
-            values = tuple(_json_field(item, name, default) for name, default in plan)
+            if type(item) is dict:
+                values = tuple(item.get(name, default) for name, default in plan)
+            else:
+                if type(item) is not cls:
+                    cls = type(item)
+                    attrs = [_attr_of(cls, name) for name in keys]
+                fields_set = item.__pydantic_fields_set__
+                values = tuple(
+                    (
+                        getattr(item, attr)
+                        if attr is not None and attr in fields_set
+                        else _json_field(item, name, default)
+                    )
+                    for attr, (name, default) in zip(attrs, plan, strict=True)
+                )
             key = tuple(v if v is _UNSET else _scalar_key(v) for v in values)
             if key in seen:
                 shown = ", ".join(f"{n}={_show(v)}" for n, v in zip(keys, values, strict=True))
-                where: tuple[str | int, ...] = (keys[0],) if len(keys) == 1 else ()
                 raise _duplicate(index, seen[key], where, shown)
             seen[key] = index
         return items
 
-    return AfterValidator(check)
+    if len(keys) > 1:
+        return AfterValidator(check)
+    name, default = plan[0]
+
+    def check_one_key(items: list[Any]) -> list[Any]:
+        if len(items) < 2:
+            return items
+        seen: dict[object, int] = {}
+        cls: type | None = None
+        attr: str | None = None
+        for index, item in enumerate(items):
+            if type(item) is dict:
+                value = item.get(name, default)
+            else:
+                if type(item) is not cls:
+                    cls = type(item)
+                    attr = _attr_of(cls, name)
+                if attr is not None and attr in item.__pydantic_fields_set__:
+                    value = getattr(item, attr)
+                else:
+                    value = _json_field(item, name, default)
+            kind = type(value)
+            key = (kind, value) if kind is str or kind is int else _scalar_key(value)
+            if key in seen:
+                raise _duplicate(index, seen[key], where, f"{name}={_show(value)}")
+            seen[key] = index
+        return items
+
+    return AfterValidator(check_one_key)
 
 
 def object_size(
