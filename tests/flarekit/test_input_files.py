@@ -14,6 +14,7 @@ from flarekit import _input_files
 from flarekit._input_files import MAX_DEPTH, InputError, decode, load_text, read_file
 
 WHAT = "config file f.yaml"
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples"
 
 
 def alias_bomb(levels: int = 9) -> str:
@@ -153,3 +154,60 @@ def test_json_constants_are_not_numbers() -> None:
 def test_the_module_documents_its_bounds() -> None:
     for name in ("MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_NODES"):
         assert name in (_input_files.__doc__ or "")
+
+
+SCALARS = """\
+plain: text
+quoted: "yes"
+single: 'on'
+bools: [yes, No, on, OFF, true, False, y, n]
+ints: [0, -7, +3, 0x1F, 0o17, 017, 0b101, 1_000, "12"]
+sexagesimal: [1:30, 190:20:30.15]
+floats: [1.5, -.5, 1e3, 6.8523015e+5, .inf, -.Inf, 685_230.15]
+nulls: [~, null, Null, ]
+empty:
+dates: [2024-01-02, 2001-12-14t21:59:43.10-05:00, 2001-12-14 21:59:43.10 -5]
+unicode: "caf\u00e9 \U0001f600"
+block: |
+  line one
+  line two
+folded: >
+  one
+  two
+nested: {a: [1, {b: c}], "k y": {}}
+? explicit key
+: value
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [pytest.param(SCALARS, id="scalars")]
+    + [
+        pytest.param(path.read_text(encoding="utf-8"), id=path.name)
+        for path in sorted(SAMPLES.glob("*/*/*/*.yaml"))[::7]
+    ],
+)
+def test_values_built_from_events_are_what_pyyaml_builds(text: str) -> None:
+    assert load(text) == yaml.load(text, Loader=yaml.CSafeLoader)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "a: !!binary aGVsbG8=\n",
+        "? [a, b]\n: 1\n",
+        "base: {x: 1}\nm: {<<: {y: 2}, z: 3}\n",
+        "!!set {a, b}\n",
+    ],
+)
+def test_anchors_tags_and_merges_go_through_pyyaml(text: str) -> None:
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        with pytest.raises(InputError):
+            load(text)
+        return
+    assert load(text) == expected
