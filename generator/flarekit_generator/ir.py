@@ -147,6 +147,8 @@ class ServedVersion:
     deprecation_warning: str | None
     subresources: tuple[str, ...]
     raw_schema: dict[str, Any] = field(compare=False, repr=False, hash=False)
+    #: The scale subresource's JSON paths (specReplicasPath, ...), if it has one.
+    scale: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

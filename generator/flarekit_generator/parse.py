@@ -162,6 +162,9 @@ def parse_crd(
                 deprecation_warning=raw_version.get("deprecationWarning"),
                 subresources=tuple(sorted(raw_version.get("subresources", {}) or {})),
                 raw_schema=root,
+                scale=tuple(
+                    sorted(((raw_version.get("subresources") or {}).get("scale") or {}).items())
+                ),
             )
         )
     return CrdInfo(

@@ -240,7 +240,10 @@ def build_models(
             {f"{kv.newest[0].source_path} sha256:{kv.newest[0].sha256}" for kv, _ in entries}
         )
         planner = FamilyPlanner(module_name, group, api_version, reserved=core_names | HELPER_NAMES)
-        out.append(planner.plan([(kv.kind, root) for kv, root in entries], core_ref, sources))
+        scales = {kv.kind: kv.newest[1].scale for kv, _ in entries if kv.newest[1].scale}
+        out.append(
+            planner.plan([(kv.kind, root) for kv, root in entries], core_ref, sources, scales)
+        )
     return out, core_paths
 
 

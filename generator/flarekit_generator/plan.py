@@ -111,6 +111,8 @@ class RootInfo:
     group: str
     version: str
     kind: str
+    #: The scale subresource's paths (specReplicasPath -> ("spec", "replicas")), if any.
+    scale: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def api_version(self) -> str:
@@ -449,7 +451,13 @@ class FamilyPlanner:
         self._core_ref: Any = None
         self._kind = ""
 
-    def plan(self, roots: list[tuple[str, Node]], core_ref: Any, sources: list[str]) -> ModulePlan:
+    def plan(
+        self,
+        roots: list[tuple[str, Node]],
+        core_ref: Any,
+        sources: list[str],
+        scales: dict[str, tuple[tuple[str, str], ...]] | None = None,
+    ) -> ModulePlan:
         self._core_ref = core_ref
         for kind, root in sorted(roots, key=lambda r: r[0]):
             self._kind = kind
@@ -470,7 +478,11 @@ class FamilyPlanner:
             is_root = occ.depth == 0
             skip = frozenset({"apiVersion", "kind", "metadata"}) if is_root else frozenset()
             if is_root:
-                plan.root = RootInfo(self.group, self.version, occ.base)
+                scale = {
+                    name: tuple(path.lstrip(".").split("."))
+                    for name, path in (scales or {}).get(occ.base, ())
+                }
+                plan.root = RootInfo(self.group, self.version, occ.base, scale)
             parent_base = occ.base if is_root else ""
 
             def child_role(

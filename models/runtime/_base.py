@@ -377,4 +377,42 @@ class KubeResource(KubeModel):
         # apiVersion and kind identify the object; a dump must always carry them,
         # even when the caller relied on the defaults.
         self.__pydantic_fields_set__.update(("api_version", "kind"))
+        scale: dict[str, list[str]] | None = getattr(type(self), "__scale_paths__", None)
+        if scale:
+            _check_scale(self, scale)
         return self
+
+
+_MISSING = object()
+
+
+def _check_scale(resource: KubeResource, paths: Mapping[str, list[str]]) -> None:
+    """The scale subresource's rules, which the API server checks on every write: the
+    replicas it reads (``specReplicasPath``, ``statusReplicasPath``) are integers from 0 to
+    2^31-1, not floats; the selector (``labelSelectorPath``) is a string."""
+    from ._types import json_field
+
+    for name, path in sorted(paths.items()):
+        value: Any = resource
+        for key in path:
+            if isinstance(value, KubeModel):
+                value = json_field(value, key, _MISSING)
+            elif isinstance(value, Mapping):
+                value = value.get(key, _MISSING)
+            else:
+                value = None  # not an object: the API server cannot read the path either
+                break
+            if value is _MISSING:
+                break
+        if value is _MISSING:
+            continue
+        if name == "labelSelectorPath":
+            ok = isinstance(value, str)
+            wanted = "a string (the scale subresource's label selector)"
+        else:
+            ok = type(value) is int and 0 <= value <= 2**31 - 1
+            wanted = "an integer from 0 to 2147483647 (the scale subresource's replicas)"
+        if not ok:
+            raise PydanticCustomError(
+                "scale_subresource", f"Input should be {wanted}", {"where": tuple(path)}
+            )

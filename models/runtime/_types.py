@@ -38,6 +38,7 @@ __all__ = [
     "Number",
     "Quantity",
     "is_date_time",
+    "json_field",
     "list_map",
     "list_set",
     "object_size",
@@ -368,7 +369,7 @@ def _attr_of(cls: type, json_name: str) -> str | None:
     return found  # type: ignore[return-value]
 
 
-def _json_field(item: object, json_name: str, default: object) -> object:
+def json_field(item: object, json_name: str, default: object) -> object:
     """The value of a JSON field of a model or dict, ``default`` when it is not set."""
     if type(item) is dict:
         return item.get(json_name, default)
@@ -409,7 +410,7 @@ def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterV
                     (
                         getattr(item, attr)
                         if attr is not None and attr in fields_set
-                        else _json_field(item, name, default)
+                        else json_field(item, name, default)
                     )
                     for attr, (name, default) in zip(attrs, plan, strict=True)
                 )
@@ -440,7 +441,7 @@ def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterV
                 if attr is not None and attr in item.__pydantic_fields_set__:
                     value = getattr(item, attr)
                 else:
-                    value = _json_field(item, name, default)
+                    value = json_field(item, name, default)
             kind = type(value)
             key = (kind, value) if kind is str or kind is int else _scalar_key(value)
             if key in seen:

@@ -284,3 +284,28 @@ def test_a_python_name_as_a_json_key_stays_an_unknown_key() -> None:
     model = resource_model("kueue.x-k8s.io/v1beta2", "LocalQueue")
     assert model.model_validate(data).to_dict() == data
     assert json.loads(model.model_validate_json(json.dumps(data)).to_json()) == data
+
+
+# --------------------------------------------------------------------------- scale subresource
+def _jaxjob(**worker: Any) -> JSON:
+    spec = {"template": {"spec": {"containers": [{"name": "jax", "image": "jax:1"}]}}, **worker}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "JAXJob",
+        "metadata": {"name": "j"},
+        "spec": {"jaxReplicaSpecs": {"Worker": spec}},
+    }
+
+
+@pytest.mark.parametrize("replicas", [-1, -(2**31)])
+def test_the_replicas_a_scale_subresource_reads_are_counts(replicas: int) -> None:
+    # JAXJob's scale subresource reads spec.jaxReplicaSpecs.Worker.replicas: the API server
+    # refuses a negative count there, although the schema alone allows any int32.
+    path = ("spec", "jaxReplicaSpecs", "Worker", "replicas")
+    assert errors(_jaxjob(replicas=replicas)) == [(path, "scale_subresource")]
+    accepted(_jaxjob(replicas=0))
+    master = _jaxjob(replicas=2)
+    master["spec"]["jaxReplicaSpecs"]["Master"] = _jaxjob(replicas=-1)["spec"]["jaxReplicaSpecs"][
+        "Worker"
+    ]
+    accepted(master)
