@@ -81,8 +81,9 @@ sdk-paths: generate $(SDK_VENV)/.installed
 
 ## fuzz: the models against a reference built from the CRD schemas, on mutated samples
 FUZZ_CASES ?= 5000
+FUZZ_SERVER ?= 0
 fuzz: generate
-	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)
+	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES) --server $(FUZZ_SERVER)
 
 ## run: the main job (see README)
 run: generate

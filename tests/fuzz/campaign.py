@@ -24,13 +24,15 @@ runs a few hundred cases per family (``test_fuzz.py``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import json
 import random
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -77,39 +79,57 @@ class Report:
     documented: Counter[str] = field(default_factory=Counter)
     disagreements: list[Disagreement] = field(default_factory=list)
     seconds: float = 0.0
+    #: Cases also sent to a real API server (``--server``): agreements of the reference with
+    #: it, refusals by its CEL rules, and disagreements.
+    server_cases: int = 0
+    server_agree: int = 0
+    server_cel: int = 0
+    server_disagreements: list[Disagreement] = field(default_factory=list)
 
     @property
     def failures(self) -> int:
-        return len(self.disagreements)
+        return len(self.disagreements) + len(self.server_disagreements)
 
     def row(self) -> str:
         documented = ", ".join(f"{k} {v}" for k, v in sorted(self.documented.items())) or "-"
         return (
             f"{self.family:18} seeds {self.seeds:3}  cases {self.cases:6}  "
             f"both accept {self.both_accept:6}  both refuse {self.both_refuse:6}  "
-            f"documented {documented:28}  disagreements {self.failures:3}  "
+            f"documented {documented:28}  disagreements {len(self.disagreements):3}  "
             f"{self.seconds:6.1f}s"
+        ) + (
+            f"\n{'':18} real API server: cases {self.server_cases:5}  agrees with the "
+            f"reference {self.server_agree:5}  refused by CEL {self.server_cel:4}  "
+            f"disagreements {len(self.server_disagreements):3}"
+            if self.server_cases
+            else ""
         )
 
 
 # --------------------------------------------------------------------------- inputs
 @cache
-def schema_of(api_version: str, kind: str) -> JSON:
-    """The openAPIV3Schema the model was generated from: the newest release serving it."""
+def version_of(api_version: str, kind: str) -> JSON:
+    """The CRD version the model was generated from: the newest release serving it."""
     info = lookup(api_version, kind)
     family, tag = info.served_by[-1].split("@")
     for crd in crds_for({family: tag}):
         if crd["spec"]["names"]["kind"] == kind and crd["spec"]["group"] == info.group:
             for version in crd["spec"]["versions"]:
                 if version["name"] == info.version:
-                    schema: JSON = version["schema"]["openAPIV3Schema"]
-                    return schema
+                    found: JSON = version
+                    return found
     raise LookupError(f"no schema for {api_version} {kind} in {family}@{tag}")
+
+
+def schema_of(api_version: str, kind: str) -> JSON:
+    schema: JSON = version_of(api_version, kind)["schema"]["openAPIV3Schema"]
+    return schema
 
 
 @cache
 def reference_of(api_version: str, kind: str) -> Reference:
-    return Reference(schema_of(api_version, kind))
+    subresources = version_of(api_version, kind).get("subresources") or {}
+    return Reference(schema_of(api_version, kind), subresources.get("scale"))
 
 
 @cache
@@ -199,7 +219,50 @@ def check(family: str, obj: JSON, mutations: list[str], report: Report) -> None:
     )
 
 
-def run(family: str, cases: int, seed: int = 0) -> Report:
+def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: Any) -> None:
+    """The reference against the real API server on one case (see ``server``)."""
+    from server import is_cel_refusal, served_by_default
+
+    if not served_by_default(obj["apiVersion"], obj["kind"]):
+        return
+    body = server.request_body(obj)
+    if _not_sendable(body):
+        return
+    verdict = reference_of(obj["apiVersion"], obj["kind"]).admit(body)
+    accepted, message = server.admit(body)
+    report.server_cases += 1
+    if accepted == verdict.ok:
+        report.server_agree += 1
+        return
+    if not accepted and is_cel_refusal(message, schema_of(obj["apiVersion"], obj["kind"])):
+        report.server_cel += 1
+        return
+    reference = "; ".join(f"{'.'.join(map(str, p))}: {m}" for p, m in verdict.errors[:3])
+    report.server_disagreements.append(
+        Disagreement(
+            family,
+            obj["kind"],
+            f"real server {'accepts' if accepted else 'refuses'}, reference "
+            f"{'accepts' if verdict.ok else 'refuses'}",
+            mutations,
+            f"(the real server) {message[:300] or 'accepts'}",
+            reference or "accepts",
+        )
+    )
+
+
+def _not_sendable(body: JSON) -> bool:
+    """Cases the standard library's JSON writer cannot write (nested past its recursion)."""
+    try:
+        json.dumps(body)
+    except (RecursionError, ValueError):
+        return True
+    return False
+
+
+def run(
+    family: str, cases: int, seed: int = 0, server: Any = None, server_cases: int = 0
+) -> Report:
     """``cases`` cases for one family: every seed as it is, then mutated seeds.
 
     Runs in a thread with a large stack and recursion limit: some cases nest 10,000 levels,
@@ -210,7 +273,7 @@ def run(family: str, cases: int, seed: int = 0) -> Report:
 
     def work() -> None:
         try:
-            out.append(_run(family, cases, seed))
+            out.append(_run(family, cases, seed, server, server_cases))
         except BaseException as exc:  # re-raised in the caller's thread
             errors.append(exc)
 
@@ -229,7 +292,7 @@ def run(family: str, cases: int, seed: int = 0) -> Report:
     return out[0]
 
 
-def _run(family: str, cases: int, seed: int) -> Report:
+def _run(family: str, cases: int, seed: int, server: Any, server_cases: int) -> Report:
     report = Report(family)
     started = time.perf_counter()
     pool = seeds(family)
@@ -237,11 +300,15 @@ def _run(family: str, cases: int, seed: int) -> Report:
     rng = random.Random(f"{family}:{seed}")
     for obj in pool[:cases]:
         check(family, obj, ["(the sample as it is)"], report)
+        if server is not None and report.server_cases < server_cases:
+            judge(family, obj, ["(the sample as it is)"], report, server)
     while report.cases < cases and pool:
         obj = copy.deepcopy(rng.choice(pool))
         schema = schema_of(obj["apiVersion"], obj["kind"])
         done = [mutate(obj, schema, rng) for _ in range(rng.choice((1, 1, 2, 3)))]
         check(family, obj, done, report)
+        if server is not None and report.server_cases < server_cases:
+            judge(family, obj, done, report, server)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -252,15 +319,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--show", type=int, default=5, help="disagreements shown per family")
+    parser.add_argument(
+        "--server",
+        type=int,
+        default=0,
+        metavar="CASES",
+        help="also send this many cases per family to a real API server (a ControlPlane)",
+    )
     args = parser.parse_args(argv)
-    failed = 0
-    for family in args.families.split(","):
-        report = run(family, args.cases, args.seed)
-        print(report.row(), flush=True)
-        for disagreement in report.disagreements[: args.show]:
-            print(disagreement, flush=True)
-        failed += report.failures
+    with _real_server(args.server) as server:
+        failed = 0
+        for family in args.families.split(","):
+            report = run(family, args.cases, args.seed, server, args.server)
+            print(report.row(), flush=True)
+            shown = report.disagreements + report.server_disagreements
+            for disagreement in shown[: args.show]:
+                print(disagreement, flush=True)
+            failed += report.failures
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _real_server(wanted: int) -> Iterator[Any]:
+    """A ControlPlane with the default releases, when cases are to be sent to one."""
+    if not wanted:
+        yield None
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from server import RealServer
+
+    from conftest import built_controlplane
+    from flarekit.testing import ControlPlane
+
+    folder, why = built_controlplane()
+    if folder is None:
+        raise SystemExit(f"--server: {why}")
+    with ControlPlane(binaries=folder, nodes=(), start_timeout=600) as plane:
+        yield RealServer(plane)
 
 
 if __name__ == "__main__":

@@ -258,6 +258,7 @@ def edge_values(s: dict[str, Any] | None, rng: random.Random) -> list[Any]:
             out += [c + "\n" for c in _NAME_POOL if _pattern(s["pattern"]).search(c)]
     elif kind == "integer":
         out += [2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, 2**63, -(2**63) - 1, "3", 7.0]
+        out += [-1, 0, 1]
         for bound in ("minimum", "maximum"):
             if bound in s:
                 b = int(s[bound])

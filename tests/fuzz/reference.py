@@ -60,10 +60,12 @@ class Verdict:
 
 
 class Reference:
-    """Admission of one kind's objects against one CRD version's ``openAPIV3Schema``."""
+    """Admission of one kind's objects against one CRD version's ``openAPIV3Schema`` (and
+    its scale subresource's paths, if it has one)."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], scale: dict[str, str] | None = None) -> None:
         self.schema = schema
+        self.scale = dict(scale or {})
 
     def admit(self, obj: Any) -> Verdict:
         verdict = Verdict()
@@ -77,8 +79,38 @@ class Reference:
         _prune_nulls(value, root, (), verdict.pruned)
         _default(value, root)
         _Validator(verdict).validate(value, root, (), root=True)
+        verdict.errors += _scale_errors(value, self.scale)
         verdict.stored = value
         return verdict
+
+
+def _scale_errors(obj: Any, scale: dict[str, str]) -> list[tuple[Path, str]]:
+    """``ValidateScaleSpec``/``ValidateScaleStatus``: the replicas paths hold an int64 from 0
+    to MaxInt32 (``unstructured.NestedInt64``: a float is an error), the selector a string."""
+    errors: list[tuple[Path, str]] = []
+    for name, dotted in sorted(scale.items()):
+        path = tuple(dotted.lstrip(".").split("."))
+        value: Any = obj
+        found = True
+        for key in path:
+            if not isinstance(value, dict):
+                errors.append((path, "accessor error: expected an object"))
+                found = False
+                break
+            if key not in value:
+                found = False
+                break
+            value = value[key]
+        if not found:
+            continue
+        if name == "labelSelectorPath":
+            if not isinstance(value, str):
+                errors.append((path, "accessor error: expected a string"))
+        elif type(value) is not int:
+            errors.append((path, "accessor error: expected int64"))
+        elif not 0 <= value <= _INT32[1]:
+            errors.append((path, "should be a non-negative integer up to MaxInt32"))
+    return errors
 
 
 # --------------------------------------------------------------------------- 1. JSON

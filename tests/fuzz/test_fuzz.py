@@ -11,11 +11,18 @@ import pytest
 import yaml
 from campaign import FAMILIES, SAMPLES, reference_of, run, schema_of
 from mutate import mutate, sites
-from reference import Reference, is_date_time
+from reference import MAX_DEPTH, Reference, is_date_time
+from server import RealServer
 
-from flarekit_models import lookup
+from flarekit.testing import ControlPlane
+from flarekit.testing._cp_rest import collection_path
+from flarekit_models import RESOURCES, lookup
+from flarekit_models._crds import default_releases
 
 CASES = int(os.environ.get("FLAREKIT_FUZZ_CASES", "120"))
+#: Cases per family also sent to the session's real API server.
+SERVER_CASES = int(os.environ.get("FLAREKIT_FUZZ_SERVER_CASES", "40"))
+SERVED = sorted({r.family for r in RESOURCES if r.family in default_releases()})
 
 #: Samples the API server refuses, and a path the reference must name for each.
 REFUSED = {
@@ -40,6 +47,37 @@ def test_the_models_agree_with_the_reference(family: str) -> None:
     assert report.both_accept > 0 and report.both_refuse > 0, report.row()
     shown = "\n".join(str(d) for d in report.disagreements[:5])
     assert not report.disagreements, f"{report.row()}\n{shown}"
+
+
+@pytest.mark.parametrize("family", SERVED)
+def test_the_reference_agrees_with_the_real_api_server(
+    family: str, control_plane: ControlPlane
+) -> None:
+    report = run(family, SERVER_CASES, server=RealServer(control_plane), server_cases=SERVER_CASES)
+    assert report.server_cases > 0, report.row()
+    shown = "\n".join(str(d) for d in report.server_disagreements[:5])
+    assert not report.server_disagreements, f"{report.row()}\n{shown}"
+    assert not report.disagreements, report.row()
+
+
+def _nested_text(total: int) -> str:
+    """A RayCluster whose deepest value is at nesting level ``total`` (the object is 1)."""
+    head = (
+        '{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"deep"},'
+        '"spec":{"headGroupSpec":{"rayStartParams":{},"template":{"spec":{"containers":'
+        '[{"name":"ray-head","image":"rayproject/ray:2.9.0"}]}}},"unknownField":'
+    )
+    levels = total - 3  # the object (1), spec (2), then the unknown field's value from 3
+    return head + '{"a":' * levels + "{}" + "}" * levels + "}}"
+
+
+def test_the_real_api_server_takes_10000_levels_and_no_more(control_plane: ControlPlane) -> None:
+    resource = control_plane.resource("rayclusters.ray.io")
+    path = collection_path(resource, "v1", "default")
+    query = {"dryRun": "All"}
+    control_plane.rest.request("POST", path, _nested_text(MAX_DEPTH).encode(), query=query)
+    with pytest.raises(Exception, match="exceeded max depth"):
+        control_plane.rest.request("POST", path, _nested_text(MAX_DEPTH + 1).encode(), query=query)
 
 
 def _sample(name: str) -> dict[str, object]:
