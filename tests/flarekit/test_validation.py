@@ -9,6 +9,7 @@ import pytest
 from flarekit._validation import (
     DEFAULT_EXTENDED_RESOURCES,
     ConfigError,
+    Problem,
     ValidationReport,
     check_count,
     check_dns1035_label,
@@ -50,6 +51,24 @@ def test_long_values_are_shortened_to_one_line() -> None:
     report.add("v", "x" * 500, "bad", "short")
     line = str(report.error()).splitlines()[1]
     assert len(line) < 120 and line.count("x") < 100 and "..." in line
+
+
+def test_a_problem_never_renders_the_whole_of_its_value() -> None:
+    # A value read from a file may be huge, or alias-shared (a YAML "billion laughs" is
+    # small in memory and billions of items when rendered): only what is shown is rendered.
+    rendered: list[int] = []
+
+    class Item:
+        def __repr__(self) -> str:
+            rendered.append(1)
+            return "item"
+
+    level: object = [Item() for _ in range(9)]
+    for _ in range(30):  # 9**30 items if rendered in full
+        level = [level] * 9
+    text = str(Problem("worker_groups", level, "not a list of groups", "a list"))
+    assert text.startswith("worker_groups=[[[") and len(text) < 200
+    assert len(rendered) < 50
 
 
 @pytest.mark.parametrize("good", ["a", "my-name", "a1", "1a", "x" * 63])
