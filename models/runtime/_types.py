@@ -385,71 +385,69 @@ def json_field(item: object, json_name: str, default: object) -> object:
 def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterValidator:
     """``x-kubernetes-list-type: map``: no two items with the same values of ``keys``.
 
-    An item that leaves a key unset counts with the key's schema default (``defaults``),
-    as the API server applies defaults before it checks. Most lists have one item or one
-    key, so those paths stay short: every pod's containers, env and mounts pass here.
+    An item that leaves a key unset (or null) counts with the key's schema default
+    (``defaults``), as the API server prunes nulls and applies defaults before it checks;
+    two items without a key and without a default clash too. Every pod's containers, env,
+    ports and mounts pass here, so the common case (model items, keys that are declared
+    fields, whose types the models already checked) reads the keys with one C call.
     """
-    plan = [(name, (defaults or {}).get(name, _UNSET)) for name in keys]
+    fills = tuple((defaults or {}).get(name) for name in keys)
     where: tuple[str | int, ...] = (keys[0],) if len(keys) == 1 else ()
+    getters: dict[type, Any] = {}
+
+    def getter_of(cls: type) -> Any:
+        if cls not in getters:
+            attrs = [_attr_of(cls, name) for name in keys]
+            getters[cls] = None if None in attrs else operator.attrgetter(*attrs)  # type: ignore[arg-type]
+        return getters[cls]
+
+    single = len(keys) == 1
+    fill = fills[0]
+
+    def generic_key(item: object) -> tuple[object, ...]:
+        # A dict item, or a key that is not a declared field: compared as decoded JSON.
+        values = [json_field(item, name, None) for name in keys]
+        return tuple([_scalar_key(f if v is None else v) for v, f in zip(values, fills)])
 
     def check(items: list[Any]) -> list[Any]:
         if len(items) < 2:
             return items
         seen: dict[object, int] = {}
         cls: type | None = None
-        attrs: list[str | None] = []
+        getter: Any = None
         for index, item in enumerate(items):
-            if type(item) is dict:
-                values = tuple(item.get(name, default) for name, default in plan)
+            if type(item) is not cls:
+                cls = type(item)
+                getter = None if cls is dict else getter_of(cls)
+            key: Any
+            if getter is None:
+                key = generic_key(item)
+            elif single:
+                key = getter(item)
+                if key is None:
+                    key = fill
             else:
-                if type(item) is not cls:
-                    cls = type(item)
-                    attrs = [_attr_of(cls, name) for name in keys]
-                fields_set = item.__pydantic_fields_set__
-                values = tuple(
-                    (
-                        getattr(item, attr)
-                        if attr is not None and attr in fields_set
-                        else json_field(item, name, default)
-                    )
-                    for attr, (name, default) in zip(attrs, plan, strict=True)
-                )
-            key = tuple(v if v is _UNSET else _scalar_key(v) for v in values)
+                key = getter(item)
+                if None in key:
+                    key = tuple([f if v is None else v for v, f in zip(key, fills)])
             if key in seen:
-                shown = ", ".join(f"{n}={_show(v)}" for n, v in zip(keys, values, strict=True))
+                parts = key if type(key) is tuple and not single else (key,)
+                shown = ", ".join(
+                    f"{name}={_show(_plain_value(value))}"
+                    for name, value in zip(keys, parts, strict=True)
+                )
                 raise _duplicate(index, seen[key], where, shown)
             seen[key] = index
         return items
 
-    if len(keys) > 1:
-        return AfterValidator(check)
-    name, default = plan[0]
+    return AfterValidator(check)
 
-    def check_one_key(items: list[Any]) -> list[Any]:
-        if len(items) < 2:
-            return items
-        seen: dict[object, int] = {}
-        cls: type | None = None
-        attr: str | None = None
-        for index, item in enumerate(items):
-            if type(item) is dict:
-                value = item.get(name, default)
-            else:
-                if type(item) is not cls:
-                    cls = type(item)
-                    attr = _attr_of(cls, name)
-                if attr is not None and attr in item.__pydantic_fields_set__:
-                    value = getattr(item, attr)
-                else:
-                    value = json_field(item, name, default)
-            kind = type(value)
-            key = (kind, value) if kind is str or kind is int else _scalar_key(value)
-            if key in seen:
-                raise _duplicate(index, seen[key], where, f"{name}={_show(value)}")
-            seen[key] = index
-        return items
 
-    return AfterValidator(check_one_key)
+def _plain_value(key: object) -> object:
+    """The value of a key part made by ``_scalar_key`` (or the value itself)."""
+    if type(key) is tuple and len(key) == 2 and isinstance(key[0], type):
+        return key[1]
+    return key
 
 
 def object_size(

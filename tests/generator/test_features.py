@@ -466,6 +466,7 @@ def test_date_time_is_kept_as_the_exact_string(models: ModelRunner, value: str) 
         (("spec", "cpu"), 2**63, "int64_range"),
         (("spec", "weight"), 10**400, "finite_number"),
         (("spec", "gain"), 3.5e38, "float32_range"),
+        (("status", "readyReplicas"), -1, "scale_subresource"),
         (("spec", "gain"), -(2**200), "float32_range"),
         (("spec", "weight"), float("nan"), "finite_number"),
         (("spec", "weight"), float("inf"), "finite_number"),
