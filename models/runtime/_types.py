@@ -404,10 +404,21 @@ def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterV
     single = len(keys) == 1
     fill = fills[0]
 
+    def fill_in(values: tuple[object, ...]) -> tuple[object, ...]:
+        if len(values) == 2:  # the common case: (containerPort, protocol), (port, protocol)
+            first, second = values
+            return (
+                fills[0] if first is None else first,
+                fills[1] if second is None else second,
+            )
+        return tuple([f if v is None else v for v, f in zip(values, fills, strict=True)])
+
     def generic_key(item: object) -> tuple[object, ...]:
         # A dict item, or a key that is not a declared field: compared as decoded JSON.
         values = [json_field(item, name, None) for name in keys]
-        return tuple([_scalar_key(f if v is None else v) for v, f in zip(values, fills)])
+        return tuple(
+            [_scalar_key(f if v is None else v) for v, f in zip(values, fills, strict=True)]
+        )
 
     def check(items: list[Any]) -> list[Any]:
         if len(items) < 2:
@@ -429,7 +440,7 @@ def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterV
             else:
                 key = getter(item)
                 if None in key:
-                    key = tuple([f if v is None else v for v, f in zip(key, fills)])
+                    key = fill_in(key)
             if key in seen:
                 parts = key if type(key) is tuple and not single else (key,)
                 shown = ", ".join(
