@@ -38,6 +38,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
     "InputError",
+    "InputTooLarge",
     "decode",
     "load_text",
     "read_file",
@@ -55,6 +56,10 @@ class InputError(ValueError):
     """A file that cannot be read as YAML or JSON; the message is one line saying why."""
 
 
+class InputTooLarge(InputError):
+    """Input beyond one of the bounds: size, nesting or alias expansion."""
+
+
 def read_file(path: str | Path, what: str, limit: int = MAX_BYTES) -> bytes:
     """The bytes of ``path`` (``-`` is standard input), refused beyond ``limit``."""
     try:
@@ -67,7 +72,7 @@ def read_file(path: str | Path, what: str, limit: int = MAX_BYTES) -> bytes:
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise InputError(f"{what} is larger than {limit // (1024 * 1024)} MiB")
+        raise InputTooLarge(f"{what} is larger than {limit // (1024 * 1024)} MiB")
     return data
 
 
@@ -137,7 +142,7 @@ def _json(text: str, what: str) -> tuple[bool, Any]:
     try:
         return True, loads(text, max_depth=MAX_DEPTH)
     except JsonDepthError:
-        raise InputError(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+        raise InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels") from None
     except ValueError:
         return False, None
 
@@ -155,7 +160,7 @@ def _yaml(text: str, what: str) -> Any:
     else:
         if _flow_depth(text) > MAX_DEPTH:
             # The pure-Python scanner's work grows with the square of the flow depth.
-            raise InputError(f"{what} nests deeper than {MAX_DEPTH} levels")
+            raise InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels")
         loader = _pure_loader()(text)
     try:
         node = loader.get_single_node()
@@ -167,11 +172,11 @@ def _yaml(text: str, what: str) -> Any:
     except InputError:
         raise
     except yaml.MarkedYAMLError as exc:
-        raise InputError(f"{what} is not valid YAML or JSON: {_yaml_problem(exc)}") from None
+        raise _marked(exc, what) from None
     except yaml.YAMLError as exc:
         raise InputError(f"{what} is not valid YAML or JSON: {exc}") from None
     except RecursionError:
-        raise InputError(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+        raise InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels") from None
     except (ValueError, TypeError, OverflowError) as exc:
         # Values the YAML types cannot hold: an int of 10,000 digits, a date such as
         # 2024-02-30, a list used as a mapping key.
@@ -195,13 +200,20 @@ def _from_events(text: str, what: str) -> Any:
     except (_Unusual, InputError):
         raise
     except yaml.MarkedYAMLError as exc:
-        raise InputError(f"{what} is not valid YAML or JSON: {_yaml_problem(exc)}") from None
+        raise _marked(exc, what) from None
     except yaml.YAMLError as exc:
         raise InputError(f"{what} is not valid YAML or JSON: {exc}") from None
     except (ValueError, TypeError, OverflowError) as exc:
         raise InputError(f"{what} has a value YAML cannot read: {_first_line(exc)}") from None
     finally:
         loader.dispose()
+
+
+def _marked(exc: Any, what: str) -> InputError:
+    """A parser error as one line; libyaml's nesting limit is a bound, not a syntax error."""
+    if "maximum nesting depth" in str(exc.problem or ""):
+        return InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels")
+    return InputError(f"{what} is not valid YAML or JSON: {_yaml_problem(exc)}")
 
 
 _STR = "tag:yaml.org,2002:str"
@@ -265,8 +277,6 @@ def _build(loader: Any, events: Any, scalar_node: Any) -> Any:
 
 def _yaml_problem(exc: Any) -> str:
     problem = str(exc.problem or exc.context or "invalid")
-    if "maximum nesting depth" in problem:
-        problem = f"nests deeper than {MAX_DEPTH} levels"
     mark = exc.problem_mark or exc.context_mark
     if mark is not None:
         problem += f" (line {mark.line + 1}, column {mark.column + 1})"
@@ -296,17 +306,17 @@ def _check_aliases(root: Any, what: str) -> None:
         if key in sizes:
             continue
         if key in open_nodes:
-            raise InputError(f"{what} has an alias that refers to itself")
+            raise InputTooLarge(f"{what} has an alias that refers to itself")
         open_nodes.add(key)
         stack.append((node, True))
         for child in children:
             if id(child) in open_nodes:
-                raise InputError(f"{what} has an alias that refers to itself")
+                raise InputTooLarge(f"{what} has an alias that refers to itself")
             if id(child) not in sizes:
                 stack.append((child, False))
     expanded, written = sizes[id(root)], len(sizes)
     if expanded - written > MAX_ALIAS_NODES:
-        raise InputError(
+        raise InputTooLarge(
             f"{what} uses aliases that expand it from {written} to {_count(expanded)} values "
             f"(at most {MAX_ALIAS_NODES:,} more are allowed)"
         )

@@ -51,14 +51,19 @@ def load_file(path: str | None) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-def _scalar(text: str) -> Any:
+def _scalar(text: str, flag: str = "--set") -> Any:
     """A flag value read as YAML (``3`` -> 3, ``true`` -> True, ``[a, b]`` -> a list), so
-    ``--set`` reaches parameters of any type; text that is not YAML stays text."""
-    import yaml
+    ``--set`` reaches parameters of any type; text that is not YAML stays text. Read with
+    the bounds of files: an alias bomb on the command line is refused as one."""
+    from flarekit._input_files import InputError, InputTooLarge, load_text
 
+    if not text.strip():
+        return text
     try:
-        return yaml.safe_load(text) if text.strip() else text
-    except yaml.YAMLError:
+        return load_text(text, f"the {flag} value")
+    except InputTooLarge as exc:
+        raise UsageError(str(exc)) from None
+    except InputError:
         return text
 
 
@@ -69,7 +74,7 @@ def parse_set(items: Sequence[str] | None, flag: str = "--set") -> dict[str, Any
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise UsageError(f"{flag} {item!r}: expected name=value, e.g. {flag} num_workers=2")
-        out[name.strip()] = _scalar(value)
+        out[name.strip()] = _scalar(value, flag)
     return out
 
 

@@ -89,3 +89,19 @@ def test_broken_kubeconfigs_end_with_exit_code_4(
     result = flarekit(None, "cluster", "list", "--kubeconfig", str(path))
     assert result.code == ExitCode.NO_CLUSTER, result
     assert words in one_error_line(result)
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [("&a [*a]", "refers to itself"), ("[" * 2000 + "]" * 2000, "nests deeper than 1000 levels")],
+)
+def test_hostile_set_values_are_usage_errors(value: str, words: str) -> None:
+    result = flarekit(None, "cluster", "render", "demo", "--set", f"worker_groups={value}")
+    assert result.code == ExitCode.USAGE_ERROR, result
+    assert words in one_error_line(result)
+
+
+def test_set_values_are_still_read_as_yaml() -> None:
+    result = flarekit(None, "cluster", "render", "demo", "--set", "num_workers=4")
+    assert result.code == 0, result
+    assert "replicas: 4" in result.out
