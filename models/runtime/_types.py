@@ -442,7 +442,7 @@ def list_map(*keys: str, defaults: Mapping[str, object] | None = None) -> AfterV
                 if None in key:
                     key = fill_in(key)
             if key in seen:
-                parts = key if type(key) is tuple and not single else (key,)
+                parts = key if getter is None or not single else (key,)
                 shown = ", ".join(
                     f"{name}={_show(_plain_value(value))}"
                     for name, value in zip(keys, parts, strict=True)

@@ -309,3 +309,15 @@ def test_the_replicas_a_scale_subresource_reads_are_counts(replicas: int) -> Non
         "Worker"
     ]
     accepted(master)
+
+
+def test_list_map_keys_of_plain_objects_are_compared_as_json() -> None:
+    from pydantic_core import PydanticCustomError
+
+    from flarekit_models._types import list_map
+
+    check = list_map("name").func
+    with pytest.raises(PydanticCustomError) as error:
+        check([{"name": "a"}, {"name": "a"}])
+    assert "name='a'" in error.value.message()
+    assert check([{"name": 1}, {"name": "1"}, {"name": True}])  # JSON types differ
