@@ -1,8 +1,8 @@
 """Hostile and large ``-f`` files: time and peak memory of ``flarekit cluster render`` on them.
 
 Each file is given to ``flarekit cluster render -f FILE`` in a fresh process (no cluster
-needed), which reads it with ``flarekit._input_files``'s bounds. Reported per file: the exit code,
-wall time and peak resident memory of that process, as ratios to the same command on a small
+needed), which reads it with the bounds of ``flarekit.client._input_files``. Reported per
+file: the exit code, wall time and peak resident memory of that process, as ratios to the same command on a small
 valid file measured in the same run (the interpreter's start and imports are most of it), and
 the time of reading alone. The limits for the hostile files (the alias bomb and the
 10,000-level files) are 2 s and 200 MB for the whole command.
@@ -69,10 +69,11 @@ _, status, usage = os.wait4(child.pid, 0)
 print(os.waitstatus_to_exitcode(status), time.perf_counter() - started, usage.ru_maxrss / 1024)
 """
 
-#: Reading alone (flarekit._input_files): whether the file is read or refused, and how long it takes.
+#: Reading alone (flarekit.client._input_files): whether the file is read or refused, and how
+#: long it takes.
 _READ = """
 import sys, time
-from flarekit._input_files import InputError, decode, load_text, read_file
+from flarekit.client._input_files import InputError, decode, load_text, read_file
 started = time.perf_counter()
 try:
     load_text(decode(read_file(sys.argv[1], "f"), "f"), "f")
@@ -102,7 +103,8 @@ def _run(path: Path, out: Path) -> tuple[int, float, float]:
 
 
 def _read(path: Path) -> tuple[str, float, float]:
-    """Whether flarekit._input_files reads or refuses `path`, its seconds and its process's peak MB."""
+    """Whether flarekit.client._input_files reads or refuses `path`, its seconds and its
+    process's peak MB."""
     lines, _, _, mb = _measure([sys.executable, "-c", _READ, str(path)])
     verdict, seconds = lines[-1].split()
     return verdict, float(seconds), mb

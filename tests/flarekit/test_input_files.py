@@ -1,4 +1,5 @@
-"""Reading user files with bounds: size, encoding, nesting and aliases (flarekit._input_files)."""
+"""Reading user files with bounds: size, encoding, nesting and aliases
+(flarekit.client._input_files)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from flarekit import _input_files
-from flarekit._input_files import MAX_DEPTH, InputError, decode, load_text, read_file
+from flarekit.client import _input_files
+from flarekit.client._input_files import MAX_DEPTH, InputError, decode, load_text, read_file
 
 WHAT = "config file f.yaml"
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples"

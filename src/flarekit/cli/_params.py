@@ -29,12 +29,12 @@ __all__ = [
 def load_file(path: str | None) -> dict[str, Any]:
     """The mapping in a YAML or JSON file (``-`` reads stdin); ``{}`` without a path.
 
-    Read with the bounds of :mod:`flarekit._input_files` (size, encoding, nesting, aliases): a
-    file that breaks one is a usage error naming the file and the reason.
+    Read with the bounds of :mod:`flarekit.client._input_files` (size, encoding, nesting,
+    aliases): a file that breaks one is a usage error naming the file and the reason.
     """
     if path is None:
         return {}
-    from flarekit._input_files import InputError, decode, load_text, read_file
+    from flarekit.client._input_files import InputError, decode, load_text, read_file
 
     what = "config file " + ("on standard input" if path == "-" else path)
     try:
@@ -55,7 +55,7 @@ def _scalar(text: str, flag: str = "--set") -> Any:
     """A flag value read as YAML (``3`` -> 3, ``true`` -> True, ``[a, b]`` -> a list), so
     ``--set`` reaches parameters of any type; text that is not YAML stays text. Read with
     the bounds of files: an alias bomb on the command line is refused as one."""
-    from flarekit._input_files import InputError, InputTooLarge, load_text
+    from flarekit.client._input_files import InputError, InputTooLarge, load_text
 
     if not text.strip():
         return text

@@ -105,7 +105,7 @@ def from_kubeconfig(
     """
     from kubernetes import config
 
-    from flarekit._kubeconfig import check_kubeconfig
+    from flarekit.client._kubeconfig import check_kubeconfig
 
     paths = kubeconfig_paths(path)
     existing = [p for p in paths if p.is_file()]
@@ -153,7 +153,7 @@ def from_kubeconfig(
 
 def _loader_errors() -> tuple[type[Exception], ...]:
     """What the official kubeconfig loader raises on a file it cannot use. The file's shape
-    is checked first (flarekit._kubeconfig), so type and key errors here come from values
+    is checked first (flarekit.client._kubeconfig), so type and key errors here come from values
     it decodes or looks up, such as certificate data that is not base64."""
     import yaml
     from kubernetes.config import ConfigException

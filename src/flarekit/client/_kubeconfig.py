@@ -4,8 +4,8 @@ Why: the official loader trusts the file's shape. A top-level list, ``contexts: 
 context that is a number, ``server: 5`` or an ``auth-provider`` config that is not a mapping
 make it fail with ``TypeError`` or ``AttributeError`` deep inside, and it reads YAML without
 bounds (an alias bomb in a kubeconfig is walked like any other). Here each file is read with
-:mod:`flarekit._input_files`'s bounds and its entries are checked against the kubeconfig format
-(``clientcmd/api/v1``), so that a broken file is one :class:`KubeconfigError` naming the file
+the bounds of :mod:`flarekit.client._input_files` and its entries are checked against the
+kubeconfig format (``clientcmd/api/v1``), so that a broken file is one :class:`KubeconfigError` naming the file
 and the entry, and the official loader only ever sees files of the right shape.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flarekit._errors import KubeconfigError
+from flarekit.client._errors import KubeconfigError
 
 __all__ = ["check_kubeconfig"]
 
@@ -59,7 +59,7 @@ _FIELDS: dict[str, dict[str, str]] = {
 
 def check_kubeconfig(path: Path) -> None:
     """Refuse a kubeconfig that cannot be read or is not shaped like one."""
-    from flarekit._input_files import InputError, decode, load_text, read_file
+    from flarekit.client._input_files import InputError, decode, load_text, read_file
 
     what = f"kubeconfig {path}"
     try:
