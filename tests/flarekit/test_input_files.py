@@ -138,6 +138,20 @@ def test_unreadable_values_are_one_line_input_errors(text: str) -> None:
     assert "\n" not in str(error.value) and str(error.value).startswith(WHAT)
 
 
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "pure-python"])
+@pytest.mark.parametrize("anchor", ["", "x: &x 1\n"], ids=["plain", "with-anchor"])
+def test_characters_yaml_does_not_allow_are_named_with_their_line(
+    monkeypatch: pytest.MonkeyPatch, libyaml: bool, anchor: str
+) -> None:
+    monkeypatch.setattr(yaml, "__with_libyaml__", yaml.__with_libyaml__ and libyaml)
+    with pytest.raises(InputError) as error:
+        load(anchor + "name: café\nkind: Conf\x14g\n")
+    line = 3 if anchor else 2
+    assert str(error.value) == (
+        f"{WHAT} has a character YAML does not allow (U+0014 at line {line})"
+    )
+
+
 def test_messages_never_show_the_content() -> None:
     secret = "s3cr3t-token-value"
     for text in (f"token: {secret}\nbad: [\n", f"token: {secret}\n" + alias_bomb()):

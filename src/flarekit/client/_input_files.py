@@ -161,7 +161,10 @@ def _yaml(text: str, what: str) -> Any:
         if _flow_depth(text) > MAX_DEPTH:
             # The pure-Python scanner's work grows with the square of the flow depth.
             raise InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels")
-        loader = _pure_loader()(text)
+        try:
+            loader = _pure_loader()(text)  # checks every character first
+        except yaml.YAMLError as exc:
+            raise _unmarked(exc, text, what) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -174,7 +177,7 @@ def _yaml(text: str, what: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         raise _marked(exc, what) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"{what} is not valid YAML or JSON: {exc}") from None
+        raise _unmarked(exc, text, what) from None
     except RecursionError:
         raise InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels") from None
     except (ValueError, TypeError, OverflowError) as exc:
@@ -202,11 +205,30 @@ def _from_events(text: str, what: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         raise _marked(exc, what) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"{what} is not valid YAML or JSON: {exc}") from None
+        raise _unmarked(exc, text, what) from None
     except (ValueError, TypeError, OverflowError) as exc:
         raise InputError(f"{what} has a value YAML cannot read: {_first_line(exc)}") from None
     finally:
         loader.dispose()
+
+
+def _unmarked(exc: Any, text: str, what: str) -> InputError:
+    """A reader error (a character YAML does not allow, such as a control character) as one
+    line naming the character and its line; another unmarked error by its first line."""
+    import yaml
+
+    if isinstance(exc, yaml.reader.ReaderError) and isinstance(exc.character, int):
+        # PyYAML counts characters, libyaml bytes of the UTF-8 text it was given.
+        if exc.encoding == "unicode":
+            before = text[: exc.position]
+        else:
+            encoded = text.encode("utf-8", "surrogatepass")[: exc.position]
+            before = encoded.decode("utf-8", "replace")
+        line = before.count("\n") + 1
+        return InputError(
+            f"{what} has a character YAML does not allow (U+{exc.character:04X} at line {line})"
+        )
+    return InputError(f"{what} is not valid YAML or JSON: {_first_line(exc)}")
 
 
 def _marked(exc: Any, what: str) -> InputError:
