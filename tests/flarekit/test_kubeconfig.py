@@ -5,12 +5,14 @@ TypeError from deep inside the official loader; an insecure cluster entry warns.
 
 from __future__ import annotations
 
+import random
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from broken_files import broken
 from client_support import cluster, raycluster  # noqa: F401
 
 from flarekit import Client, InsecureConnectionWarning, KubeconfigError, from_kubeconfig
@@ -108,3 +110,43 @@ def test_a_verified_kubeconfig_does_not_warn(cluster: FakeCluster) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", InsecureConnectionWarning)
         assert from_kubeconfig(cluster.kubeconfig_path).configuration.verify_ssl is True
+
+
+#: A kubeconfig of every kind of entry the loader reads (no exec plugin: loading would run it).
+FULL = (
+    b"apiVersion: v1\nkind: Config\ncurrent-context: x\npreferences: {}\n"
+    b"clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\n"
+    b"    certificate-authority-data: Y2VydA==\n    tls-server-name: api.example\n"
+    b"- name: d\n  cluster:\n    server: https://127.0.0.1:6444\n    insecure-skip-tls-verify: true\n"
+    b"contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: team-a\n"
+    b"- name: y\n  context: {cluster: d, user: v}\n"
+    b"users:\n- name: u\n  user:\n    token: abc\n"
+    b"- name: v\n  user:\n    client-certificate-data: Y2VydA==\n    client-key-data: a2V5\n"
+)
+KUBECONFIG_VALUES = [
+    b"server: 5", b"current-context: [x]", b"current-context: y", b"token: {a: 1}",
+    b"contexts: 7", b"- name:", b"certificate-authority-data: '!!'", b"user: [1]",
+    b"namespace: {}", b"client-key-data: 5", b"insecure-skip-tls-verify: maybe",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_no_broken_kubeconfig_escapes_as_another_error(tmp_path: Path, seed: int) -> None:
+    """Mutated kubeconfigs: each gives credentials or one single-line KubeconfigError (exit
+    code 4 in the CLI), never a TypeError or a YAML error from inside the loader."""
+    path = tmp_path / "config"
+    path.write_bytes(FULL)
+    assert from_kubeconfig(path).namespace == "team-a"
+    rng = random.Random(seed)
+    refused = 0
+    for _ in range(100):
+        data = broken(FULL, rng, KUBECONFIG_VALUES)
+        path.write_bytes(data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureConnectionWarning)
+            try:
+                from_kubeconfig(path)
+            except KubeconfigError as exc:
+                assert "\n" not in str(exc) and len(str(exc)) < 1000, data[:300]
+                refused += 1
+    assert refused > 0

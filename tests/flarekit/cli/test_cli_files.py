@@ -3,9 +3,11 @@ documented exit code (2 for ``-f`` files, 4 for kubeconfigs), never the internal
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
+from broken_files import broken
 from cli_support import flarekit, one_error_line
 
 from flarekit.cli import ExitCode
@@ -105,3 +107,44 @@ def test_set_values_are_still_read_as_yaml() -> None:
     result = flarekit(None, "cluster", "render", "demo", "--set", "num_workers=4")
     assert result.code == 0, result
     assert "replicas: 4" in result.out
+
+
+#: A valid parameters file, which the test below breaks (broken_files).
+VALID = (
+    b"name: demo\nnamespace: team-a\nnum_workers: 2\nworker_memory_requests: 2Gi\n"
+    b"worker_memory_limits: 4Gi\nlabels:\n  team: ml\n  tier: '1'\n"
+    b"image: rayproject/ray:2.9.0\nworker_extended_resource_requests: {nvidia.com/gpu: 1}\n"
+)
+VALUES = [
+    b"num_workers: 1e400", b"num_workers: -1", b"num_workers: .inf",
+    b"worker_memory_requests: 1e1000", b"labels: [" + b"[" * 3000, b"labels: {a: {b: {c: 1}}}",
+    b"image: '@sha256:zz'", b"namespace: 7", b"num_workers: &n [*n]",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_broken_file_is_an_internal_error(tmp_path: Path, seed: int) -> None:
+    """Mutated parameter files: each is rendered or refused with one error line and a
+    documented exit code (2 unreadable, 3 invalid parameters), never 70."""
+    rng = random.Random(seed)
+    assert flarekit(None, "cluster", "render", "-f", _written(tmp_path, VALID)).code == 0
+    codes: set[int] = set()
+    for case in range(100):
+        path = tmp_path / f"case-{case}.yaml"
+        data = broken(VALID, rng, VALUES)
+        path.write_bytes(data)
+        result = flarekit(None, "cluster", "render", "-f", str(path), "-o", str(tmp_path / "out"))
+        assert result.code in {ExitCode.OK, ExitCode.USAGE_ERROR, ExitCode.VALIDATION_ERROR}, (
+            data[:300],
+            result,
+        )
+        if result.code:
+            assert len(one_error_line(result)) < 1000, data[:300]
+        codes.add(result.code)
+    assert ExitCode.USAGE_ERROR in codes and ExitCode.VALIDATION_ERROR in codes
+
+
+def _written(folder: Path, data: bytes) -> str:
+    path = folder / "valid.yaml"
+    path.write_bytes(data)
+    return str(path)
