@@ -1,10 +1,10 @@
 """A downstream SDK vendors a subset of the models under its own name, with the installed
 flarekit-generator, and uses it next to an installed ``flarekit_models``.
 
-The vendored ``mysdk._crds`` (kuberay and kueue only) must import and validate every shared
-sample of its API groups losslessly, without importing ``flarekit_models`` (no line of it
-names that package), while the installed ``flarekit_models`` works beside it: two separate
-sets of classes.
+The vendored ``mysdk._crds`` (kuberay and kueue only) must import and judge every shared
+sample of its API groups as the installed models do (writing back losslessly each one it
+accepts), without importing ``flarekit_models`` (no line of it names that package), while
+the installed ``flarekit_models`` works beside it: two separate sets of classes.
 """
 
 from __future__ import annotations
@@ -26,22 +26,40 @@ import yaml
 sys.path.insert(0, sys.argv[1])
 import mysdk._crds as crds
 
+# A model's verdict on a sample: "accepted" (and written back as read), or the paths of its
+# errors (a few samples are invalid against their CRD).
+def verdict(model, obj):
+    try:
+        dumped = model.model_validate(obj).to_dict()
+    except ValueError as exc:
+        return sorted(".".join(map(str, e["loc"])) for e in exc.errors())
+    assert dumped == obj, obj.get("metadata")
+    return "accepted"
+
+
 samples = Path(sys.argv[2])
-checked = 0
+objects = []
+vendored = {}
 for group in ("ray.io", "kueue.x-k8s.io"):
     for path in sorted((samples / group).glob("*/*/*.yaml")):
         obj = yaml.safe_load(path.read_text(encoding="utf-8"))
         model = crds.resource_model(obj["apiVersion"], obj["kind"])
         assert model.__module__.startswith("mysdk._crds."), model.__module__
-        assert model.model_validate(obj).to_dict() == obj, path.name
-        checked += 1
+        name = str(path.relative_to(samples))
+        objects.append((name, obj))
+        vendored[name] = verdict(model, obj)
 assert "flarekit_models" not in sys.modules, sorted(m for m in sys.modules if "flarekit" in m)
+checked = sum(v == "accepted" for v in vendored.values())
+assert checked > len(vendored) * 0.9, vendored
 
 import flarekit_models
 from flarekit_models.ray.v1 import RayCluster as Installed
 from mysdk._crds.ray.v1 import RayCluster as Vendored
 
 assert Installed is not Vendored
+for name, obj in objects:
+    installed = verdict(flarekit_models.resource_model(obj["apiVersion"], obj["kind"]), obj)
+    assert installed == vendored[name], (name, installed, vendored[name])
 assert not issubclass(Vendored, flarekit_models._base.KubeModel)
 assert Installed.model_validate({"metadata": {"name": "a"}}).to_dict()["kind"] == "RayCluster"
 assert set(crds.PINNED_RELEASES) == {"kuberay", "kueue"}
@@ -52,7 +70,7 @@ except crds.UnknownResourceError:
     pass
 else:
     raise AssertionError("the vendored subset has a family it was not asked for")
-print(f"validated {checked} samples")
+print(f"judged {len(vendored)} samples, accepted {checked}")
 """
 
 
@@ -81,4 +99,5 @@ def test_a_vendored_subset_works_beside_the_installed_models(
     check = tmp_path / "check.py"
     check.write_text(CHECK, encoding="utf-8")
     done = run([venv.python, str(check), str(out), str(SAMPLES)], cwd=user_dir, env=env)
-    assert done.stdout.startswith("validated 162 samples"), done.stdout
+    # One kuberay sample has a duplicate volume mount path, which the API server refuses.
+    assert done.stdout.startswith("judged 162 samples, accepted 161"), done.stdout
