@@ -50,6 +50,8 @@ def test_runs_its_components_then_succeeds() -> None:
         validate(obj)
         clock.advance(10)
         done = wait_for(fc, AW, "aw", lambda o: status(o).get("phase") == "Succeeded")
+        # the recorder sees events on the controller thread, a moment after the store
+        wait_until(lambda: phases.seen[-1:] == ["Succeeded"], "the recorder sees Succeeded")
         assert phases.seen == ["Suspended", "Resuming", "Running", "Succeeded"]
         validate(done)
         no_errors(fc)
