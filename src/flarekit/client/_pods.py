@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from flarekit_models.core.v1 import Pod
     from flarekit_models.meta.v1 import ObjectMeta
 
-__all__ = ["PodInfo", "follow_logs", "list_pods", "read_logs"]
+__all__ = ["PodInfo", "check_log_options", "follow_logs", "list_pods", "read_logs"]
 
 #: Labels that say which part of a job a pod plays, most specific first.
 ROLE_LABELS = (
@@ -150,6 +150,12 @@ def list_pods(
 def get_pod(client: Client, namespace: str, pod: str) -> PodInfo:
     """One pod by name (`NotFound` if it is not there)."""
     return PodInfo.from_pod(client.get(_pod_model(), pod, namespace=namespace))
+
+
+def check_log_options(tail: int | None, since: float | None) -> None:
+    """`ValueError` for a `tail` or `since` a log request cannot take (before any request:
+    a job's follow checks them before it waits for its pod)."""
+    _check(tail, None, since)
 
 
 def _check(tail: int | None, container: str | None, since: float | None = None) -> None:
