@@ -10,6 +10,7 @@ otherwise the error lists the LocalQueues that do exist. A label is never droppe
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +32,12 @@ __all__ = [
     "DEFAULT_QUEUE_ANNOTATION",
     "DEFAULT_QUEUE_NAME",
     "QueueNotFound",
+    "QueueOptOutWarning",
+    "check_no_queue",
     "check_queue_name",
     "local_queue_names",
     "maybe_local_queue",
+    "opt_out_of_queue",
     "queue_labels",
     "resolve_local_queue",
 ]
@@ -48,6 +52,52 @@ _CREATE_HINT = "a cluster admin can create one with flarekit.kueue.apply_local_q
 
 class QueueNotFound(ConfigError):
     """The LocalQueue asked for (or a default one) does not exist in the namespace."""
+
+
+class QueueOptOutWarning(UserWarning):
+    """A job or cluster asked for no queue (``no_queue=True``) on a cluster that runs Kueue,
+    which may still queue it, or hold it."""
+
+
+def check_no_queue(
+    report: ValidationReport,
+    no_queue: object,
+    local_queue: object = None,
+    priority_class: object = None,
+) -> None:
+    """``no_queue`` is a bool, and True only without a queue or a priority class."""
+    if not isinstance(no_queue, bool):
+        report.add("no_queue", no_queue, "expected True or False", "a bool")
+        return
+    if not no_queue:
+        return
+    for field, value in (("local_queue", local_queue), ("priority_class", priority_class)):
+        if value is not None:
+            report.add(field, value, "given with no_queue=True", f"{field}=None, or no_queue=False")
+
+
+def opt_out_of_queue(client: Client, namespace: str, subject: str) -> None:
+    """What ``no_queue=True`` does before a create: nothing on a cluster without Kueue;
+    where Kueue is installed, a `QueueOptOutWarning` saying how Kueue may still manage the
+    object made without a queue label (reads: discovery, and the namespace's LocalQueues
+    where this user may list them)."""
+    try:
+        queues: list[str] | None = local_queue_names(client, namespace)
+    except NotServed:
+        return
+    except Forbidden:
+        queues = None
+    text = (
+        f"{subject} is created without a Kueue queue (no_queue=True), but Kueue is installed: "
+        "it runs outside every ClusterQueue's quota unless Kueue manages jobs without a queue "
+        "name (manageJobsWithoutQueueName, which keeps it suspended and never admits it)"
+    )
+    if queues is not None and DEFAULT_QUEUE_NAME in queues:
+        text += (
+            f", and with Kueue's LocalQueueDefaulting the namespace's LocalQueue "
+            f"{DEFAULT_QUEUE_NAME!r} takes it anyway"
+        )
+    warnings.warn(QueueOptOutWarning(text), stacklevel=3)
 
 
 def check_queue_name(report: ValidationReport, field: str, value: object) -> bool:
