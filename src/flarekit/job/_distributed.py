@@ -145,7 +145,8 @@ class DistributedJob:
     """A torchrun job: `script` or `module`, `args`, `image`, `j="NxM"`, per-node `cpu`,
     `gpu` and `mem_mb`, `env`, `mounts`, `node_selector`, `tolerations` (Kubernetes JSON or
     `flarekit_models.core.v1.Toleration`), and scheduling (`service_account`,
-    `image_pull_secret`, `priority_class`, `local_queue`, `gang`). Run-policy options:
+    `image_pull_secret`, `priority_class`, `local_queue`, `gang`; `no_queue=True` creates it
+    without a queue on a cluster with Kueue, with a `QueueOptOutWarning`). Run-policy options:
     `ttl_seconds_after_finished`, `active_deadline_seconds`, `backoff_limit`,
     `clean_pod_policy` ("None", "All", "Running"). All checked at construction."""
 
@@ -170,6 +171,7 @@ class DistributedJob:
         image_pull_secret: str | None = None,
         priority_class: str | None = None,
         local_queue: str | None = None,
+        no_queue: bool = False,
         gang: bool = True,
         appwrapper: bool = False,
         runtime: str = DEFAULT_RUNTIME,
@@ -234,6 +236,9 @@ class DistributedJob:
                 "unknown policy",
                 "one of 'None', 'All', 'Running'",
             )
+        from flarekit.kueue import check_no_queue
+
+        check_no_queue(report, no_queue, local_queue, priority_class)
         for field, flag in (("gang", gang), ("appwrapper", appwrapper)):
             if not isinstance(flag, bool):
                 report.add(field, flag, "expected True or False", "a bool")
@@ -242,6 +247,7 @@ class DistributedJob:
         self.args, self.image, self.cpu, self.gpu, self.mem_mb = list(args), image, cpu, gpu, mem_mb
         self.service_account, self.image_pull_secret = service_account, image_pull_secret
         self.priority_class, self.local_queue = priority_class, local_queue
+        self.no_queue = no_queue
         self.gang, self.appwrapper, self.runtime = gang, appwrapper, runtime
         self.run_policy: dict[str, Any] = {
             k: v
@@ -332,6 +338,7 @@ class DistributedJob:
             image_pull_secrets=[self.image_pull_secret] if self.image_pull_secret else None,
             local_queue=self.local_queue,
             priority_class=self.priority_class,
+            no_queue=self.no_queue,
             active_deadline_seconds=self.run_policy.get("active_deadline_seconds"),
             client=self._client,
         )
@@ -450,12 +457,16 @@ class DistributedJob:
     def _submit_pytorchjob(self, target: Target) -> PyTorchJobRun:
         from flarekit.compat import prepare_write
         from flarekit.job._pytorchjob import PyTorchJobRun
-        from flarekit.kueue import maybe_local_queue
+        from flarekit.kueue import maybe_local_queue, opt_out_of_queue
 
         self._refuse_run_policy(target)
         client = self.client
         namespace = self.namespace or client.namespace
-        queue = maybe_local_queue(client, namespace, self.local_queue)
+        if self.no_queue:
+            opt_out_of_queue(client, namespace, f"DistributedJob {namespace}/{self.name}")
+            queue = None
+        else:
+            queue = maybe_local_queue(client, namespace, self.local_queue)
         body = self.to_pytorchjob(queue=queue)
         body["metadata"]["namespace"] = namespace
         subject = f"DistributedJob {self.name!r}"

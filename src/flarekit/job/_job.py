@@ -13,8 +13,9 @@ which model it is, how its status reads, whose pod holds its log and how it stop
 from __future__ import annotations
 
 import abc
+import dataclasses
 import warnings
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import (
     TYPE_CHECKING,
     ClassVar,
@@ -33,17 +34,41 @@ if TYPE_CHECKING:
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Event
 
-__all__ = ["Job", "JobError", "JobSpec", "KubeJob", "Until", "wanted_states"]
+__all__ = [
+    "WAIT_FOR_POD",
+    "Job",
+    "JobError",
+    "JobSpec",
+    "KubeJob",
+    "NoPodYet",
+    "Until",
+    "wanted_states",
+]
 
-#: What `wait(until=...)` waits for: one state, or any of several.
-Until = JobState | Collection[JobState]
+#: What `wait(until=...)` waits for: one state or any of several, as `JobState`s or their
+#: names (``"Running"``, ``{"Succeeded", "Failed"}``).
+Until = JobState | str | Collection[JobState | str]
 #: The status type a kind of job reports (`JobStatus`, or a subclass with per-kind details).
 S = TypeVar("S", bound=JobStatus)
+#: What `wait(callback=...)` is called with on every status read.
+Callback = Callable[[S], object]
+#: How long `logs(follow=True)` waits for a queued job's first pod (seconds): as long as a
+#: queue may hold a job, while the job has not ended.
+WAIT_FOR_POD = 24 * 3600.0
+#: States in which `status()` also reads the events (something is pending or has failed).
+_EVENT_STATES = frozenset({JobState.PENDING, JobState.FAILED})
+#: How many events `status()` shows (the newest).
+_SHOWN_EVENTS = 5
 
 
 class JobError(Exception):
     """The job cannot do what was asked in its current state, or at all (the message says
     why and what to do instead)."""
+
+
+class NoPodYet(JobError, LookupError):
+    """The job has no pod to read a log from yet (it is queued, or its operator has not made
+    the pod); `logs(follow=True)` waits for it instead of raising."""
 
 
 @runtime_checkable
@@ -64,9 +89,11 @@ class Job(Protocol):
         timeout: float = 3600.0,
         poll: float = 0.5,
         progress: bool = True,
+        callback: Callable[[JobStatus], object] | None = None,
     ) -> JobStatus:
         """The status once the job is in (one of) `until`; `TerminalFailure` when it ends
-        otherwise, `WaitTimeout` after `timeout` seconds."""
+        otherwise, `WaitTimeout` after `timeout` seconds. `callback` is called with every
+        status read while waiting."""
         ...
 
     @overload
@@ -80,7 +107,8 @@ class Job(Protocol):
     ) -> Iterator[str]: ...
 
     def events(self) -> list[Event]:
-        """The Kubernetes events about the job's object, oldest first."""
+        """The Kubernetes events about the job: its object, what its operators made for it
+        and its pods, oldest first."""
         ...
 
     def stop(self) -> JobStatus:
@@ -106,21 +134,33 @@ class JobSpec(Protocol):
     def submit(self) -> Job: ...
 
 
+def _state_named(value: object) -> JobState | None:
+    """The `JobState` `value` is or names (its value or its name, in any case), else None."""
+    if isinstance(value, JobState):
+        return value
+    if isinstance(value, str):
+        wanted = value.strip().lower()
+        return next((s for s in JobState if wanted in (s.value.lower(), s.name.lower())), None)
+    return None
+
+
 def wanted_states(until: Until | float) -> frozenset[JobState]:
-    """The states `until` names (a bare state, or a collection of them)."""
-    if isinstance(until, JobState):
-        return frozenset({until})
-    if isinstance(until, str | bytes) or not isinstance(until, Collection):
+    """The states `until` names: a bare state, a state's name (``"Running"``), or a
+    collection of either."""
+    if isinstance(until, JobState | str):
+        items: Collection[object] = (until,)
+    elif isinstance(until, bytes) or not isinstance(until, Collection):
         raise TypeError(
             f"until must be a JobState or a collection of them, got {until!r}; the timeout is "
             "passed as timeout=..."
         )
-    states = frozenset(until)
-    wrong = [s for s in states if not isinstance(s, JobState)]
-    if wrong or not states:
-        allowed = ", ".join(f"JobState.{s.name}" for s in JobState)
-        raise ValueError(f"until must name JobStates ({allowed}); got {until!r}")
-    return states
+    else:
+        items = until
+    states = [_state_named(item) for item in items]
+    if not states or any(s is None for s in states):
+        allowed = ", ".join(repr(s.value) for s in JobState)
+        raise ValueError(f"until must name job states ({allowed}); got {until!r}")
+    return frozenset(s for s in states if s is not None)
 
 
 def timeout_passed_as_until(until: Until | float, timeout: float) -> tuple[Until, float]:
@@ -147,14 +187,25 @@ def wait_for_state(
     poll: float,
     progress: bool,
     stuck: Callable[[S], str | None] | None = None,
+    callback: Callable[[S], object] | None = None,
 ) -> S:
     """Poll `status()` (one request each) until the job is in (one of) `until`; the
     `TerminalFailure` when it ends otherwise (or `stuck` says why it will not move),
-    `WaitTimeout` after `timeout` seconds. The shared body of every job's `wait`."""
+    `WaitTimeout` after `timeout` seconds. `callback` sees every status read (its errors
+    propagate: a callback may end the wait by raising). The shared body of every job's
+    `wait`."""
     from flarekit._wait import wait_until
 
     until, timeout = timeout_passed_as_until(until, timeout)
     wanted = wanted_states(until)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable (it gets each status), got {callback!r}")
+
+    def read() -> S:
+        current = status()
+        if callback is not None:
+            callback(current)
+        return current
 
     def failed(current: S) -> str | None:
         if current.state in wanted:
@@ -164,7 +215,7 @@ def wait_for_state(
         return stuck(current) if stuck is not None else None
 
     return wait_until(
-        status,
+        read,
         lambda current: current.state in wanted,
         failed,
         timeout=timeout,
@@ -199,7 +250,11 @@ class KubeJob(abc.ABC, Generic[S]):
 
     @abc.abstractmethod
     def _log_pod(self) -> tuple[str, str | None]:
-        """(pod, container) whose log is the job's output; `LookupError` while there is none."""
+        """(pod, container) whose log is the job's output; `NoPodYet` while there is none."""
+
+    @abc.abstractmethod
+    def _pod_selectors(self, obj: KubeResource) -> list[Mapping[str, str]]:
+        """Label selectors that together find every pod run for the job (`obj` as read)."""
 
     @abc.abstractmethod
     def stop(self) -> S: ...
@@ -211,6 +266,11 @@ class KubeJob(abc.ABC, Generic[S]):
         """Why the job will not get anywhere by itself (stopped by the user), or None."""
         return None
 
+    def _made_for(self, obj: KubeResource) -> list[tuple[str, str]]:
+        """(kind, name) of the objects the job's operators made for it (a RayCluster, a
+        JobSet...), whose events are the job's too."""
+        return []
+
     @property
     def _subject(self) -> str:
         return f"{self._model().__name__} {self._connection()[1]}/{self.name}"
@@ -221,9 +281,33 @@ class KubeJob(abc.ABC, Generic[S]):
         client, namespace = self._connection()
         return client.get(self._model(), self.name, namespace=namespace)
 
-    def status(self) -> S:
-        """Where the job stands now (see `Job.status`)."""
+    def _read_status(self) -> S:
+        """The status as the object says, without its events (one GET)."""
         return self._status_of(self._fetch())
+
+    def status(self) -> S:
+        """Where the job stands now (see `Job.status`). One GET; while the job is pending or
+        once it has failed, the newest events about it and its pods are read too (a list of
+        its pods and one of the namespace's events) and shown with it (`JobStatus.events`)."""
+        obj = self._fetch()
+        current = self._status_of(obj)
+        if current.state not in _EVENT_STATES:
+            return current
+        return dataclasses.replace(current, events=self._event_lines(obj))
+
+    def _event_lines(self, obj: KubeResource, *, warnings_only: bool = False) -> tuple[str, ...]:
+        """The newest events about the job as lines; none when this user may not read events
+        (the status is still worth showing)."""
+        from flarekit._events import event_line
+        from flarekit.client._errors import Forbidden
+
+        try:
+            found = self._events_of(obj)
+        except Forbidden:
+            return ()
+        if warnings_only:
+            found = [e for e in found if e.type == "Warning"]
+        return tuple(event_line(e) for e in found[-_SHOWN_EVENTS:])
 
     def wait(
         self,
@@ -232,17 +316,40 @@ class KubeJob(abc.ABC, Generic[S]):
         timeout: float = 3600.0,
         poll: float = 0.5,
         progress: bool = True,
+        callback: Callable[[S], object] | None = None,
     ) -> S:
-        """The status once the job is in (one of) `until` (default: succeeded).
+        """The status once the job is in (one of) `until` (default: succeeded); `until` is a
+        `JobState`, a state's name (``"Running"``) or a collection of either. `callback`, if
+        given, is called with every status read (once per poll).
 
-        Raises `TerminalFailure` quoting the server's message when the job ends in a state
-        not in `until` (or is stopped while waiting), `WaitTimeout` after `timeout` seconds.
-        Each poll is one GET of the job's object.
+        Raises `TerminalFailure` quoting the server's message (and the newest warning events
+        about the job and its pods) when the job ends in a state not in `until` (or is
+        stopped while waiting), `WaitTimeout` after `timeout` seconds. Each poll is one GET
+        of the job's object.
         """
-        return wait_for_state(
-            self.status, until, self._subject, timeout=timeout, poll=poll, progress=progress,
-            stuck=self._stuck,
-        )  # fmt: skip
+        from flarekit._wait import TerminalFailure
+
+        try:
+            return wait_for_state(
+                self._read_status, until, self._subject, timeout=timeout, poll=poll,
+                progress=progress, stuck=self._stuck, callback=callback,
+            )  # fmt: skip
+        except TerminalFailure as failure:
+            lines = self._failure_events()
+            if not lines:
+                raise
+            reason = failure.reason + "; events: " + " | ".join(lines)
+            raise TerminalFailure(
+                what=failure.what, reason=reason, last_state=failure.last_state
+            ) from None
+
+    def _failure_events(self) -> tuple[str, ...]:
+        from flarekit.client._errors import NotFound
+
+        try:
+            return self._event_lines(self._fetch(), warnings_only=True)
+        except NotFound:
+            return ()
 
     @overload
     def logs(
@@ -258,27 +365,81 @@ class KubeJob(abc.ABC, Generic[S]):
         self, *, follow: bool = False, tail: int | None = None, since: float | None = None
     ) -> str | Iterator[str]:
         """The job's output: all of it, the last `tail` lines, the lines of the last `since`
-        seconds, or (`follow=True`) an iterator of lines as they come until the pod ends."""
-        from flarekit.client._pods import read_logs
+        seconds, or (`follow=True`) an iterator of lines as they come until the pod ends.
+        Following a job that has no pod yet (queued, or starting) waits for its first pod,
+        showing the job's state in a terminal; `NoPodYet` without `follow`."""
+        return self._read_log(self._log_pod, follow=follow, tail=tail, since=since)
+
+    def _read_log(
+        self,
+        find: Callable[[], tuple[str, str | None]],
+        *,
+        follow: bool,
+        tail: int | None,
+        since: float | None,
+    ) -> str | Iterator[str]:
+        """The log of the pod `find()` names (see `logs`)."""
+        from flarekit.client._pods import check_log_options, read_logs
+
+        check_log_options(tail, since)
+        client, namespace = self._connection()
+        if not follow:
+            pod, container = find()
+            return read_logs(
+                client, namespace, pod, container=container, tail=tail, since=since
+            )  # fmt: skip
+        return self._follow_when_there(find, tail=tail, since=since)
+
+    def _follow_when_there(
+        self, find: Callable[[], tuple[str, str | None]], *, tail: int | None, since: float | None
+    ) -> Iterator[str]:
+        """Wait for the pod `find()` names (while the job has not ended), then follow it."""
+        from flarekit._wait import wait_until
+        from flarekit.client._pods import follow_logs
 
         client, namespace = self._connection()
-        pod, container = self._log_pod()
-        return read_logs(
-            client,
-            namespace,
-            pod,
-            container=container,
-            follow=follow,
-            tail=tail,
-            since=since,
+        pod: tuple[str, str | None] | None = None
+
+        def look() -> tuple[tuple[str, str | None] | None, S | None]:
+            nonlocal pod
+            try:
+                pod = find()
+                return pod, None
+            except NoPodYet:
+                return None, self._read_status()
+
+        def ended(seen: tuple[tuple[str, str | None] | None, S | None]) -> str | None:
+            current = seen[1]
+            if current is None or not current.finished:
+                return None
+            return f"it ended ({current.summary}) without a pod to read a log from"
+
+        wait_until(
+            look,
+            lambda seen: seen[0] is not None,
+            ended,
+            timeout=WAIT_FOR_POD,
+            describe=f"the first pod of {self._subject}",
+            poll=1.0,
+            state=lambda seen: seen[1].summary if seen[1] is not None else "pod found",
         )
+        assert pod is not None
+        yield from follow_logs(client, namespace, pod[0], container=pod[1], tail=tail, since=since)
 
     def events(self) -> list[Event]:
-        """The events about the job's object, oldest first (see `events_about`)."""
-        from flarekit.job._events import events_about
+        """The events about the job, oldest first: about its object, what its operators made
+        for it (see `_made_for`), its Kueue Workload, and its pods. A GET of the job, a list
+        of its pods per selector, and a list of the namespace's events."""
+        return self._events_of(self._fetch())
+
+    def _events_of(self, obj: KubeResource) -> list[Event]:
+        from flarekit._events import events_about, pod_names
 
         client, namespace = self._connection()
-        return events_about(client, namespace, self._model(), self.name)
+        kind = self._model().resource_info().kind
+        subjects = [(kind, self.name), *self._made_for(obj)]
+        pods = pod_names(client, namespace, self._pod_selectors(obj))
+        return events_about(client, namespace, [*subjects, *pods], workloads_of=subjects)
 
     def delete(self, *, wait: bool = False, timeout: float = 300.0) -> bool:
         """Delete the job and what it made; False when there was nothing to delete. With

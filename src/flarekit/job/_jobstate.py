@@ -58,7 +58,10 @@ class JobStatus(HtmlStatus):
     """A job's state, with the server's `reason` and `message` for it.
 
     `kind` and `name` say which object; `replicas` maps each group of pods (a replicated
-    job, a replica type) to counts such as ``{"active": 2, "succeeded": 0}``.
+    job, a replica type) to counts such as ``{"active": 2, "succeeded": 0}``. `events` holds
+    the newest events about the job and its pods, one line each, when the job is pending or
+    has failed (the scheduler's or Kueue's word on why it does not run, the pod that failed);
+    it is empty otherwise.
     """
 
     kind: str
@@ -69,6 +72,7 @@ class JobStatus(HtmlStatus):
     message: str = ""
     replicas: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     conditions: Sequence[tuple[str, str, str]] = ()
+    events: tuple[str, ...] = ()
 
     @property
     def finished(self) -> bool:
@@ -92,7 +96,8 @@ class JobStatus(HtmlStatus):
     def __str__(self) -> str:
         why = ": ".join(p for p in (self.reason, self.message) if p)
         text = f"{self.kind} {self.namespace}/{self.name}: {self.state.value}"
-        return f"{text} ({why})" if why else text
+        text = f"{text} ({why})" if why else text
+        return "\n  ".join((text, *self.events))
 
     def _status_title(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
@@ -106,4 +111,6 @@ class JobStatus(HtmlStatus):
         for group, counts in self.replicas.items():
             shown = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
             rows.append((group, shown or "-"))
+        if self.events:
+            rows.append(("events", "\n".join(self.events)))
         return rows

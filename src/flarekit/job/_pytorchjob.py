@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from flarekit._objects import labels_of
 from flarekit._products import QUEUE_LABEL
-from flarekit.job._job import KubeJob
+from flarekit.job._job import KubeJob, NoPodYet
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 
 if TYPE_CHECKING:
@@ -211,11 +211,17 @@ class PyTorchJobRun(KubeJob[JobStatus]):
         selector = {JOB_NAME_LABEL: self.name, REPLICA_TYPE_LABEL: "master"}
         pods = list_pods(self.client, self.namespace, selector)
         if not pods:
-            raise LookupError(
+            raise NoPodYet(
                 f"PyTorchJob {self.namespace}/{self.name} has no master pod yet; its state: "
                 f"{self.status().state.value}"
             )
         return pods[0].name, CONTAINER
+
+    def _pod_selectors(self, obj: KubeResource) -> list[Mapping[str, str]]:
+        return [{JOB_NAME_LABEL: self.name}]
+
+    def _made_for(self, obj: KubeResource) -> list[tuple[str, str]]:
+        return [("PyTorchJob", self.name)] if self.wrapped else []
 
     def stop(self) -> JobStatus:
         """Stop the job and keep it; a finished job is left as it is. A job queued by Kueue

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -99,12 +99,14 @@ class RayRun:
         timeout: float = 3600.0,
         poll: float = 0.5,
         progress: bool = True,
+        callback: Callable[[JobStatus], object] | None = None,
     ) -> JobStatus:
         """The status once the Ray job is in (one of) `until`; `TerminalFailure` when it
-        ends otherwise, `WaitTimeout` after `timeout` seconds."""
+        ends otherwise, `WaitTimeout` after `timeout` seconds. `callback` is called with
+        every status read."""
         return wait_for_state(
             self.status, until, f"Ray job {self.submission_id}", timeout=timeout, poll=poll,
-            progress=progress,
+            progress=progress, callback=callback,
         )  # fmt: skip
 
     @overload

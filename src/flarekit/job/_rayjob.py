@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from flarekit._products import QUEUE_LABEL, SUBMITTER_JOB_LABEL
 from flarekit._validation import ConfigError, Problem, ValidationReport
 from flarekit.cluster._config import ClusterConfiguration
-from flarekit.job._job import JobError, KubeJob
+from flarekit.job._job import JobError, KubeJob, NoPodYet
 from flarekit.job._rayjob_status import RayJobStatus, status_of
 
 if TYPE_CHECKING:
@@ -54,6 +55,11 @@ class RayJobError(JobError):
     what to do instead)."""
 
 
+class NoSubmitterPod(RayJobError, NoPodYet):
+    """KubeRay has not started the job's submitter pod yet (its cluster is not ready, or the
+    job is queued)."""
+
+
 @dataclass(eq=False)
 class RayJob(KubeJob[RayJobStatus]):
     """A command run on a Ray cluster by KubeRay (a ``ray.io/v1`` RayJob).
@@ -75,6 +81,8 @@ class RayJob(KubeJob[RayJobStatus]):
     * ``local_queue``: the Kueue LocalQueue; ``None`` uses the namespace's default
       LocalQueue when Kueue is installed (a missing queue is an error, never dropped);
       ``priority_class``: the Kueue WorkloadPriorityClass. Only with ``cluster_config``.
+      ``no_queue=True`` creates the job without a queue on a cluster with Kueue, warning
+      (`QueueOptOutWarning`) that Kueue may still take or hold it.
     * ``entrypoint_num_cpus`` / ``entrypoint_num_gpus`` / ``entrypoint_resources``: what Ray
       reserves for the entrypoint; ``entrypoint_memory`` is refused (no KubeRay release has
       a field for it).
@@ -101,6 +109,7 @@ class RayJob(KubeJob[RayJobStatus]):
     active_deadline_seconds: int | None = None
     local_queue: str | None = None
     priority_class: str | None = None
+    no_queue: bool = False
     entrypoint_num_cpus: float | None = None
     entrypoint_num_gpus: float | None = None
     entrypoint_memory: int | None = None
@@ -283,6 +292,11 @@ class RayJob(KubeJob[RayJobStatus]):
     def _resolve_queue(self, client: Client, namespace: str) -> str | None:
         if self.cluster_name is not None:
             return None
+        if self.no_queue:
+            from flarekit.kueue import opt_out_of_queue
+
+            opt_out_of_queue(client, namespace, f"RayJob {namespace}/{self.name}")
+            return None
         from flarekit.client._served import NotServed
         from flarekit.job._rayjob_checks import check_queued
         from flarekit.kueue import maybe_local_queue
@@ -331,12 +345,35 @@ class RayJob(KubeJob[RayJobStatus]):
         pods = list_pods(client, namespace, {SUBMITTER_JOB_LABEL: self.name})
         if not pods:
             state = status_of(obj, QUEUE_LABEL).summary
-            raise RayJobError(
+            raise NoSubmitterPod(
                 f"RayJob {namespace}/{self.name} has no submitter pod yet ({state}); KubeRay "
                 "starts it once the job's cluster is ready"
             )
         # Retries (submitter_backoff_limit) leave older pods behind; the newest one counts.
         return max(pods, key=lambda p: p.created).name, None
+
+    def _pod_selectors(self, obj: KubeResource) -> list[Mapping[str, str]]:
+        """The submitter's pods, and those of the RayCluster the job runs on."""
+        from flarekit.job._rayjob_render import CLUSTER_LABEL
+
+        selectors: list[Mapping[str, str]] = [{SUBMITTER_JOB_LABEL: self.name}]
+        cluster = self._cluster_of(obj)
+        if cluster:
+            selectors.append({CLUSTER_LABEL: cluster})
+        return selectors
+
+    def _made_for(self, obj: KubeResource) -> list[tuple[str, str]]:
+        """The submitter Job (named after the RayJob) and the RayCluster the job runs on."""
+        cluster = self._cluster_of(obj)
+        return [("Job", self.name), *([("RayCluster", cluster)] if cluster else [])]
+
+    def _cluster_of(self, obj: KubeResource) -> str | None:
+        from flarekit_models.ray.v1 import RayJob as RayJobModel
+
+        status = obj.status if isinstance(obj, RayJobModel) else None
+        if status is not None and status.ray_cluster_name:
+            return status.ray_cluster_name
+        return self.cluster_name
 
     def stop(self) -> RayJobStatus:
         """Stop the job and keep the RayJob (see the module notes); a finished job is left as

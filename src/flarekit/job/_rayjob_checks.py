@@ -210,6 +210,15 @@ def _check_lifecycle(report: ValidationReport, job: RayJob) -> None:
 
 
 def _check_kueue_names(report: ValidationReport, job: RayJob) -> None:
+    from flarekit.kueue import check_no_queue
+
+    config = job.cluster_config
+    check_no_queue(
+        report,
+        job.no_queue,
+        job.requested_queue,
+        job.priority_class or (config.priority_class if config is not None else None),
+    )
     for field in ("local_queue", "priority_class"):
         value = getattr(job, field)
         if value is None:

@@ -26,7 +26,7 @@ from flarekit._validation import (
     check_dns1123_label,
     check_labels,
 )
-from flarekit.job._job import KubeJob
+from flarekit.job._job import KubeJob, NoPodYet
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 from flarekit.job._packaging import PackagingError, function_command, function_script
 from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
@@ -131,7 +131,9 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
     (`volumes`, `volume_mounts`, `node_selector`, `tolerations`, `affinity`,
     `service_account`, `image_pull_secrets`) land in whichever field the cluster's Trainer
     has. `local_queue` (else the namespace's default LocalQueue, when Kueue is installed) and
-    `priority_class` queue the job with Kueue. `active_deadline_seconds` needs Trainer v2.3.
+    `priority_class` queue the job with Kueue; `no_queue=True` creates it without a queue on a
+    cluster with Kueue (with a `QueueOptOutWarning`: Kueue may still take or hold it).
+    `active_deadline_seconds` needs Trainer v2.3.
 
     Raises `ConfigError` listing every problem; nothing is sent until `submit()`.
     """
@@ -165,6 +167,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         annotations: Mapping[str, str] | None = None,
         local_queue: str | None = None,
         priority_class: str | None = None,
+        no_queue: bool = False,
         suspend: bool = False,
         active_deadline_seconds: int | None = None,
         client: Client | None = None,
@@ -180,6 +183,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         self.num_proc_per_node = num_proc_per_node
         self.local_queue = local_queue
         self.priority_class = priority_class
+        self.no_queue = no_queue
         self.suspend_on_create = suspend
         self.active_deadline_seconds = active_deadline_seconds
         self._client = client
@@ -259,8 +263,9 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             )
 
     def _check_queue(self, report: ValidationReport) -> None:
-        from flarekit.kueue import queue_labels
+        from flarekit.kueue import check_no_queue, queue_labels
 
+        check_no_queue(report, self.no_queue, self.local_queue, self.priority_class)
         try:
             queue_labels(self.local_queue, self.priority_class)
         except ConfigError as exc:
@@ -378,7 +383,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         per pod-customisation field the cluster turns out not to have)."""
         from flarekit.job._podfield import create_trainjob
         from flarekit.job._runtimes import get_runtime
-        from flarekit.kueue import maybe_local_queue
+        from flarekit.kueue import maybe_local_queue, opt_out_of_queue
 
         client = self.client
         namespace = self.namespace or client.namespace
@@ -394,7 +399,11 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
                 "image and command, or a torch, mpi or plain runtime",
             )
             raise ConfigError([problem], f"TrainJob {self.name!r}")
-        self._queue = maybe_local_queue(client, namespace, self.local_queue)
+        if self.no_queue:
+            opt_out_of_queue(client, namespace, f"TrainJob {namespace}/{self.name}")
+            self._queue = None
+        else:
+            self._queue = maybe_local_queue(client, namespace, self.local_queue)
         self._submitted_namespace = namespace
         runtime, queue = self._runtime, self._queue
         create_trainjob(
@@ -504,21 +513,18 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         """The trainer log of node `node` (0: the first): all of it, the last `tail` lines or
         those of the last `since` seconds; `follow=True` yields lines as they are written
         until the pod ends."""
-        from flarekit.client._pods import read_logs
-
-        pod, container = self._trainer_pod(node)
-        return read_logs(
-            self.client,
-            self.resolved_namespace,
-            pod,
-            container=container,
-            follow=follow,
-            tail=tail,
-            since=since,
-        )
+        return self._read_log(
+            lambda: self._trainer_pod(node), follow=follow, tail=tail, since=since
+        )  # fmt: skip
 
     def _log_pod(self) -> tuple[str, str | None]:
         return self._trainer_pod(0)
+
+    def _pod_selectors(self, obj: KubeResource) -> list[Mapping[str, str]]:
+        return [{JOBSET_LABEL: self.name}]
+
+    def _made_for(self, obj: KubeResource) -> list[tuple[str, str]]:
+        return [("JobSet", self.name)]  # Trainer names the JobSet after the TrainJob
 
     def _trainer_pod(self, node: int) -> tuple[str, str | None]:
         from flarekit.client._pods import list_pods
@@ -530,7 +536,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         pods = list(list_pods(self.client, self.resolved_namespace, selector))
         chosen = _pod_of_node(pods, node)
         if chosen is None:
-            raise LookupError(
+            raise NoPodYet(
                 f"TrainJob {self.resolved_namespace}/{self.name} has no pod for node {node} "
                 f"yet ({len(pods)} pods of job {job!r}); its state: {self.status().state.value}"
             )
@@ -581,6 +587,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             {key: params[key] for key in _READ_AS_IS},
             func=None,
             func_args={},
+            no_queue=False,
             suspend_on_create=params["suspend"],
             pod=PodOptions(),
             _client=client,

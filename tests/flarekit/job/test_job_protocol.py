@@ -56,7 +56,12 @@ def run_the_script(spec: JobSpec, fc: FakeCluster) -> None:
             "type": "Normal",
         }
     )
-    assert [e.reason for e in job.events()] == ["Checked"]
+    events = job.events()
+    assert [e.reason for e in events if e.involved_object.kind == here.kind] == ["Checked"]
+    # ... and its pods' events: the scheduler placed them
+    assert any(e.involved_object.kind == "Pod" and e.reason == "Scheduled" for e in events), [
+        (e.involved_object.kind, e.reason) for e in events
+    ]
 
     stopped = job.stop()
     assert stopped.kind == here.kind
