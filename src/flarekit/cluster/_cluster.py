@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from flarekit.client._client import Client
     from flarekit.cluster._details import ClusterDetails
     from flarekit_models._base import KubeResource
+    from flarekit_models.core.v1 import Event
     from flarekit_models.ray.v1 import RayCluster
 
 __all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
@@ -174,6 +175,18 @@ class Cluster:
         raycluster, wrapper = self._read()
         return cluster_status(raycluster, wrapper, name=self.name, namespace=self.namespace)
 
+    def events(self) -> list[Event]:
+        """The events about the cluster, oldest first: its RayCluster, its AppWrapper (when
+        wrapped) and Kueue Workload, and its pods (see `flarekit._events`). A list of the
+        cluster's pods and one of the namespace's events."""
+        from flarekit._events import events_about, pod_names
+
+        subjects = [("RayCluster", self.name)]
+        if self.config.appwrapper:
+            subjects.append(("AppWrapper", self.appwrapper_name))
+        pods = pod_names(self.client, self.namespace, [{"ray.io/cluster": self.name}])
+        return events_about(self.client, self.namespace, [*subjects, *pods], workloads_of=subjects)
+
     def cluster_uri(self) -> str:
         """The Ray client address inside the Kubernetes cluster: ``ray://<svc>.<ns>.svc:10001``.
 
@@ -246,8 +259,11 @@ class Cluster:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def apply(self, *, force: bool = False) -> Cluster:
+    def apply(self, *, force: bool = False, no_queue: bool = False) -> Cluster:
         """Create the cluster, or update it in place (server-side apply); returns `self`.
+        `no_queue=True` applies it without a Kueue queue on purpose (refused with a
+        ``local_queue`` or ``priority_class``; a `QueueOptOutWarning` where Kueue is
+        installed, since Kueue may still take or hold it).
 
         Validates first (`ConfigError`, nothing sent), then resolves the Kueue queue
         (`QueueNotFound`, nothing created) and checks the object against the KubeRay (and
@@ -264,13 +280,18 @@ class Cluster:
         from flarekit.cluster._render import render
         from flarekit.cluster._wrapper import appwrapper_version, is_mcad, refuse_kueue_options
         from flarekit.compat import prepare_write
-        from flarekit.kueue import maybe_local_queue
+        from flarekit.kueue import check_no_queue, maybe_local_queue, opt_out_of_queue
 
-        self.config.validate().raise_if_problems()
+        report = self.config.validate()
+        check_no_queue(report, no_queue, self.config.local_queue, self.config.priority_class)
+        report.raise_if_problems()
         namespace = self.namespace
         queue = None
         if self.config.appwrapper and is_mcad(appwrapper_version(self.client)):
             refuse_kueue_options(self.client, self.config)  # MCAD queues it, not Kueue
+        elif no_queue:
+            kind = "AppWrapper" if self.config.appwrapper else "RayCluster"
+            opt_out_of_queue(self.client, namespace, f"{kind} {namespace}/{self.config.name}")
         else:
             queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
         # Validated above: a copy with the resolved namespace and queue, not checked again.
