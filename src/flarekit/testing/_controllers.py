@@ -64,6 +64,10 @@ class ControllerLoop:
         if thread is not None:
             self._events.put(None)
             thread.join(timeout=5)
+        for controller in self._controllers:
+            close = getattr(controller, "close", None)
+            if callable(close):
+                close()  # local execution: end the processes of pods still running
 
     def _run(self) -> None:
         # Ticks keep their schedule even while events keep arriving, so that time-driven

@@ -18,6 +18,7 @@ from flarekit.testing import _pods
 from flarekit.testing._errors import ApiError
 
 if TYPE_CHECKING:
+    from flarekit.testing._local_pods import LocalKubelet
     from flarekit.testing._server import FakeCluster
 
 JSON = dict[str, Any]
@@ -90,9 +91,14 @@ def matching(cluster: FakeCluster, namespace: str, labels: Mapping[str, str]) ->
 
 
 class PodRunner:
-    """Creates, starts, feeds and ends the pods of one simulated controller."""
+    """Creates, starts, feeds and ends the pods of one simulated controller. With a
+    `LocalKubelet` (local execution), a started pod runs its container as a local process,
+    which writes its log and ends it; nothing is printed for it."""
 
-    def __init__(self, logs: LogSource | None, default: LogSource) -> None:
+    def __init__(
+        self, logs: LogSource | None, default: LogSource, local: LocalKubelet | None = None
+    ) -> None:
+        self.local = local
         self._source = logs if logs is not None else default
         self._pending: dict[PodKey, list[str]] = {}
         self._created: set[PodKey] = set()  # only these are ever deleted (by owner, not label)
@@ -124,6 +130,9 @@ class PodRunner:
             running = cluster.start_pod(meta["namespace"], meta["name"])
         except ValueError:
             return  # garbage-collected with its owner meanwhile
+        if self.local is not None:
+            self.local.run(cluster, running)
+            return
         self._pending[(meta["namespace"], meta["name"])] = [
             str(line) for line in self._source(owner, running)
         ]
@@ -173,6 +182,8 @@ class PodRunner:
             self.delete_pod(cluster, namespace, pod["metadata"]["name"])
 
     def delete_pod(self, cluster: FakeCluster, namespace: str, name: str) -> None:
+        if self.local is not None:
+            self.local.kill(namespace, name)
         self._pending.pop((namespace, name), None)
         self._created.discard((namespace, name))
         try:

@@ -47,7 +47,7 @@ def rayjob(spec: Mapping[str, Any]) -> list[PodSet]:
     return sets
 
 
-def _runtime(cluster: FakeCluster, obj: Mapping[str, Any]) -> JSON | None:
+def runtime_of(cluster: FakeCluster, obj: Mapping[str, Any]) -> JSON | None:
     ref = (obj.get("spec") or {}).get("runtimeRef") or {}
     kind = ref.get("kind") or "ClusterTrainingRuntime"
     resource = (
@@ -63,7 +63,7 @@ def _runtime(cluster: FakeCluster, obj: Mapping[str, Any]) -> JSON | None:
 
 def trainjob(cluster: FakeCluster, obj: Mapping[str, Any]) -> list[PodSet]:
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    runtime = _runtime(cluster, obj)
+    runtime = runtime_of(cluster, obj)
     jobs = ((((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get(
         "replicatedJobs"
     ) or []

@@ -62,10 +62,16 @@ class TrainJobController(SimController):
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
         logs: _sim_pods.LogSource | None = None,
+        local: bool = False,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
-        self.pods = _sim_pods.PodRunner(logs, default_logs)
+        kubelet = None
+        if local:
+            from flarekit.testing._local_pods import LocalKubelet
+
+            kubelet = LocalKubelet()
+        self.pods = _sim_pods.PodRunner(logs, default_logs, kubelet)
         check_delay("run_for", run_for)
         self.run_for = run_for
         self.fail = fail
@@ -99,6 +105,9 @@ class TrainJobController(SimController):
             self.pods.start(cluster, obj, pod)
             if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS:
                 self.pods.finish(cluster, pod)
+        if self.pods.local is not None:
+            self._end_when_processes_end(cluster, obj, pods, jobs, conditions, generation)
+            return
         if since < self.run_for:
             self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active", ready=True)})
             return
@@ -123,6 +132,49 @@ class TrainJobController(SimController):
             status = {"conditions": conditions, "jobsStatus": _jobs(jobs, "succeeded")}
         self.write_status(cluster, obj, status)
 
+    def _end_when_processes_end(
+        self,
+        cluster: FakeCluster,
+        obj: JSON,
+        pods: list[JSON],
+        jobs: list[str],
+        conditions: list[JSON],
+        generation: Any,
+    ) -> None:
+        """Local execution: the job runs while its trainer processes do."""
+        current = {
+            p["metadata"]["name"]: cluster.get(
+                "pods", p["metadata"]["name"], p["metadata"]["namespace"]
+            )
+            for p in pods
+            if _labels(p).get(REPLICATED_JOB_LABEL) not in INITIALIZERS
+        }
+        phases = {name: (pod or {}).get("status", {}).get("phase") for name, pod in current.items()}
+        failed = sorted(name for name, phase in phases.items() if phase == "Failed")
+        if failed:
+            code = _exit_code(current[failed[0]] or {})
+            message = f"pod {failed[0]} exited with code {code}"
+            conditions = set_condition(
+                conditions, "Failed", True, "FailedJobs", message, generation
+            )
+            for pod in pods:  # the other ranks are stopped, as JobSet's failure policy does
+                self.pods.finish(cluster, pod, "Failed")
+            status = {"conditions": conditions, "jobsStatus": _jobs(jobs, "failed")}
+        elif phases and all(phase == "Succeeded" for phase in phases.values()):
+            conditions = set_condition(
+                conditions, "Complete", True, "AllJobsCompleted",
+                "jobset completed successfully", generation,
+            )  # fmt: skip
+            status = {"conditions": conditions, "jobsStatus": _jobs(jobs, "succeeded")}
+        else:
+            status = {"jobsStatus": _jobs(jobs, "active", ready=True)}
+        self.write_status(cluster, obj, status)
+
+    def close(self) -> None:
+        """End the processes of pods still running (local execution)."""
+        if self.pods.local is not None:
+            self.pods.local.close()
+
     def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
         self.pods.delete(cluster, meta["namespace"], {JOBSET_LABEL: meta["name"]})
@@ -146,8 +198,8 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
     for global_index, (job, count, template) in enumerate(sets):
         job_name = f"{name}-{job}-0"
         job_uid = _sim_pods.synthetic_uid(jobset_uid, job_name)
-        if job == "node" and trainer.get("image"):
-            template = _with_image(template, str(trainer["image"]))
+        if job == "node":
+            template = _with_trainer(template, trainer, _torch_env(cluster, obj, count, name))
         for index in range(count):
             labels = {
                 JOBSET_LABEL: name,
@@ -168,17 +220,55 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
                 _sim_pods.job_owner(job_name, job_uid),
             )
             pod["metadata"].setdefault("annotations", {})[INDEX_LABEL] = str(index)
+            pod["spec"].setdefault("hostname", f"{job_name}-{index}")  # as JobSet names them
+            pod["spec"].setdefault("subdomain", name)
             out.append(pod)
     return out
 
 
-def _with_image(template: JSON, image: str) -> JSON:
+def _with_trainer(template: JSON, trainer: JSON, extra_env: list[JSON]) -> JSON:
+    """The `node` container as Trainer overrides it: image, command, args and env of
+    `spec.trainer` (its env after the runtime's and the policy's variables)."""
     spec = dict(template.get("spec") or {})
-    spec["containers"] = [
-        {**c, "image": image} if c.get("name") == "node" else c
-        for c in spec.get("containers") or []
-    ]
+    containers = []
+    for container in spec.get("containers") or []:
+        if container.get("name") == "node":
+            container = dict(container)
+            for key in ("image", "command", "args"):
+                if trainer.get(key):
+                    container[key] = trainer[key]
+            env = [*(container.get("env") or []), *extra_env, *(trainer.get("env") or [])]
+            if env:
+                container["env"] = env
+        containers.append(container)
+    spec["containers"] = containers
     return {**template, "spec": spec}
+
+
+def _torch_env(cluster: FakeCluster, obj: JSON, nodes: int, name: str) -> list[JSON]:
+    """The variables Trainer's torch policy gives every node (torchrun reads them)."""
+    runtime = podsets.runtime_of(cluster, obj) or {}
+    policy = (runtime.get("spec") or {}).get("mlPolicy") or {}
+    if "torch" not in policy:
+        return []
+    trainer = (obj.get("spec") or {}).get("trainer") or {}
+    procs = trainer.get("numProcPerNode") or (policy.get("torch") or {}).get("numProcPerNode")
+    index_ref = f"metadata.annotations['{INDEX_LABEL}']"
+    return [
+        {"name": "PET_NNODES", "value": str(nodes)},
+        {"name": "PET_NPROC_PER_NODE", "value": str(procs or "auto")},
+        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": index_ref}}},
+        {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
+        {"name": "PET_MASTER_PORT", "value": "29400"},
+    ]
+
+
+def _exit_code(pod: JSON) -> object:
+    for entry in (pod.get("status") or {}).get("containerStatuses") or []:
+        terminated = (entry.get("state") or {}).get("terminated")
+        if terminated:
+            return terminated.get("exitCode")
+    return "unknown"
 
 
 def _labels(pod: JSON) -> dict[str, str]:
