@@ -290,8 +290,8 @@ class Cluster:
         if self.config.appwrapper and is_mcad(appwrapper_version(self.client)):
             refuse_kueue_options(self.client, self.config)  # MCAD queues it, not Kueue
         elif no_queue:
-            kind = "AppWrapper" if self.config.appwrapper else "RayCluster"
-            opt_out_of_queue(self.client, namespace, f"{kind} {namespace}/{self.config.name}")
+            top = "AppWrapper" if self.config.appwrapper else "RayCluster"
+            opt_out_of_queue(self.client, namespace, f"{top} {namespace}/{self.config.name}")
         else:
             queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
         # Validated above: a copy with the resolved namespace and queue, not checked again.

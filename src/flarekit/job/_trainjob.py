@@ -11,6 +11,7 @@ there is one, and then follows it: `status`, `wait`, `logs`, `stop` / `suspend`,
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -32,6 +33,7 @@ from flarekit.job._packaging import PackagingError, function_command, function_s
 from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
 from flarekit.job._resources import check_resources_per_node
 from flarekit.job._runtimes import Runtime, RuntimeKind
+from flarekit.job._shipping import check_files, check_packages, shipped_command
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
@@ -125,7 +127,10 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
     """A Kubeflow Trainer TrainJob, described in a few parameters and checked at once.
 
     Run either `image` + `command` / `args`, or `func` (a Python function, sent as source
-    and called with `func_args`; see `flarekit.job._packaging`), from `runtime` (a
+    and called with `func_args`; see `flarekit.job._packaging`). `packages_to_install` (pip
+    requirements) are installed and local `files` (a helper module, a config) written into
+    the container before it runs, both importable (see `flarekit.job._shipping`), from
+    `runtime` (a
     ClusterTrainingRuntime or TrainingRuntime; `runtime_kind` picks one when both exist).
     `resources_per_node` is e.g. ``{"cpu": 4, "memory": "16Gi", "gpu": 1}``. The pod options
     (`volumes`, `volume_mounts`, `node_selector`, `tolerations`, `affinity`,
@@ -152,6 +157,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         args: Sequence[str] | None = None,
         func: Callable[..., Any] | None = None,
         func_args: Mapping[str, Any] | None = None,
+        packages_to_install: Sequence[str] | None = None,
+        files: Sequence[str | os.PathLike[str]] | None = None,
         num_nodes: int | None = None,
         num_proc_per_node: int | None = None,
         resources_per_node: Mapping[str, Any] | None = None,
@@ -209,6 +216,17 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         self.command = _check_strings(report, "command", command)
         self.args = _check_strings(report, "args", args)
         self._check_func(report)
+        self.packages_to_install = check_packages(
+            report, "packages_to_install", packages_to_install
+        )
+        self.files = check_files(report, "files", files)
+        if (self.packages_to_install or self.files) and func is None and not self.command:
+            report.add(
+                "packages_to_install" if self.packages_to_install else "files",
+                packages_to_install or [str(f) for f in files or ()],
+                "needs a command to run after installing (the image's entrypoint is unknown)",
+                "func=<function>, or command=[...]",
+            )
         for field, value in (("num_nodes", num_nodes), ("num_proc_per_node", num_proc_per_node)):
             count = check_count(report, field, value, allow_none=True)
             if count == 0:
@@ -292,12 +310,13 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         if self.image:
             trainer["image"] = self.image
         if self.func is not None:
-            trainer["command"] = function_command(
-                self.func, self.func_args, policy=self._policy(runtime)
-            )
+            command = function_command(self.func, self.func_args, policy=self._policy(runtime))
+            trainer["command"] = shipped_command(command, self.packages_to_install, self.files)
         else:
             if self.command:
-                trainer["command"] = list(self.command)
+                trainer["command"] = shipped_command(
+                    self.command, self.packages_to_install, self.files
+                )
             if self.args:
                 trainer["args"] = list(self.args)
         if self.num_nodes is not None:
@@ -587,6 +606,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             {key: params[key] for key in _READ_AS_IS},
             func=None,
             func_args={},
+            packages_to_install=[],
+            files={},
             no_queue=False,
             suspend_on_create=params["suspend"],
             pod=PodOptions(),

@@ -186,14 +186,34 @@ class LocalKubelet:
             local.mkdir(parents=True, exist_ok=True)
             if "configMap" in volume or "secret" in volume:
                 self._write_keys(cluster, namespace, volume, local)
+            elif "projected" in volume:
+                self._write_projected(cluster, pod, volume["projected"] or {}, local)
             elif "emptyDir" not in volume:
                 kinds = ", ".join(k for k in volume if k != "name")
                 raise LocalRunError(
                     f"volume {volume.get('name')!r} ({kinds}) cannot be mounted by a local "
-                    "process; configMap, secret and emptyDir volumes can"
+                    "process; configMap, secret, projected and emptyDir volumes can"
                 )
             mounts[path.rstrip("/") or "/"] = local
         return mounts
+
+    def _write_projected(
+        self, cluster: FakeCluster, pod: JSON, projected: Mapping[str, Any], local: Path
+    ) -> None:
+        """A projected volume (the service account volume every pod gets): its ConfigMaps,
+        Secrets and downward API items, and as the token the cluster's own token (this
+        cluster's API accepts it; a kubelet would ask for one bound to the pod)."""
+        namespace = pod["metadata"]["namespace"]
+        for source in projected.get("sources") or []:
+            if "configMap" in source or "secret" in source:
+                self._write_keys(cluster, namespace, source, local)
+            elif "serviceAccountToken" in source:
+                path = str((source["serviceAccountToken"] or {}).get("path") or "token")
+                (local / path).write_text(cluster.token)
+            elif "downwardAPI" in source:
+                for item in (source["downwardAPI"] or {}).get("items") or []:
+                    value = self._value_from(cluster, pod, item, str(item.get("path")))
+                    (local / str(item.get("path"))).write_text(value or "")
 
     def _write_keys(
         self, cluster: FakeCluster, namespace: str, volume: Mapping[str, Any], local: Path
