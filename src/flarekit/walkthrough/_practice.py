@@ -2,8 +2,9 @@
 
 Why: a new user should see the whole journey (queues, a Ray cluster, a training job, the
 teardown) before they have a cluster. The simulated operators move objects through the
-states the real ones report, on timings short enough that the walkthrough takes seconds, and
-their pods print what the real ones would (the training job prints :func:`practice_log`).
+states the real ones report, on timings short enough that the walkthrough takes seconds. Their
+pods run nothing: the training job's pod says so (:func:`practice_log`) instead of showing
+training output nobody computed.
 """
 
 from __future__ import annotations

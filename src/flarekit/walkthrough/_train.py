@@ -4,7 +4,9 @@ Why a real one: on a real cluster the walkthrough's TrainJob must actually train
 so the function below runs under ``torchrun`` on every node (flarekit sends its source as the
 container command; see :class:`flarekit.TrainJob` ``func=``). It fits a straight line with
 DistributedDataParallel on CPU (the ``gloo`` backend), so it needs no GPU and no data set.
-On the practice cluster nothing runs; the simulated Trainer prints :func:`practice_log`.
+On the practice cluster nothing runs: its simulated Trainer prints :func:`practice_log`,
+which says so and invents no figures (local execution, where pods run as local processes,
+is `flarekit.testing.TrainJobController(local=True)`).
 """
 
 from __future__ import annotations
@@ -42,9 +44,11 @@ def train_line(epochs: int = 3, steps: int = 20) -> None:
     dist.destroy_process_group()
 
 
-def practice_log(epochs: int = 3, world: int = 2) -> list[str]:
-    """What :func:`train_line` prints on rank 0, for the practice cluster's simulated pods."""
-    losses = [0.4213, 0.0518, 0.0041, 0.0006, 0.0001][:epochs]
-    lines = [f"training on {world} processes (node 0)"]
-    lines += [f"epoch {i}/{epochs} loss={loss:.4f}" for i, loss in enumerate(losses, 1)]
-    return [*lines, "done: y = 2.98x + 1.01"]
+def practice_log(world: int = 2) -> list[str]:
+    """What the practice cluster's simulated trainer pod prints: that it is simulated, and
+    that :func:`train_line` did not run (no loss or fit is shown: none was computed)."""
+    return [
+        f"[simulated pod] the practice cluster's Trainer made this TrainJob's {world} node pods "
+        "but runs no processes: train_line was not executed, so there is no training output.",
+        "[simulated pod] On a real cluster (--kubeconfig) this log holds each epoch's loss.",
+    ]
