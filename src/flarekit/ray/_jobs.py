@@ -2,9 +2,9 @@
 
 It speaks the dashboard's documented endpoints (``/api/version`` and ``/api/jobs/...``)
 directly, so a notebook or CI runner can drive a Ray cluster without installing Ray, whose
-wheel is large and must match the cluster's version. The trade-off: it does not upload local
-``working_dir``/``py_modules`` (Ray's SDK does); the code must be in the image or at a
-remote URI.
+wheel is large and must match the cluster's version. A local ``working_dir`` or
+``py_modules`` entry is zipped and uploaded through the dashboard's package endpoint, as Ray's
+SDK does (see `flarekit.ray._jobs_upload`).
 
 Following logs polls ``GET /api/jobs/{id}/logs`` and yields what is new, rather than using
 Ray's websocket tail endpoint: plain requests pass through every proxy that the other calls
@@ -28,6 +28,7 @@ from flarekit.ray._jobs_errors import (
 )
 from flarekit.ray._jobs_http import DashboardTransport, Verify
 from flarekit.ray._jobs_models import JobDetails, RayJobState, RayVersion
+from flarekit.ray._jobs_upload import MAX_PACKAGE_BYTES, Package, local_packages
 from flarekit.ray._jobs_validation import build_submit_body, check_submission_id
 
 _MAX_POLL = 10.0
@@ -44,7 +45,8 @@ class RayJobClient:
     ``headers`` adds any other headers (cookies, custom auth). ``verify`` controls TLS: True
     (system CAs), a CA bundle path, an ``ssl.SSLContext``, or False to skip verification.
     ``timeout`` bounds each request; ``retries`` and ``backoff`` govern retries of requests
-    that are safe to repeat (see `flarekit.ray._jobs_http`).
+    that are safe to repeat (see `flarekit.ray._jobs_http`). ``max_upload_bytes`` caps a
+    zipped local ``working_dir`` or ``py_modules`` entry (100 MiB by default).
 
     Every method raises `RayJobsError` subclasses only: `RayJobValidationError` before sending
     anything, `RayJobNotFound` for an unknown job, `RayJobsApiError` for other error answers
@@ -61,7 +63,9 @@ class RayJobClient:
         timeout: float = 30.0,
         retries: int = 3,
         backoff: float = 0.5,
+        max_upload_bytes: int = MAX_PACKAGE_BYTES,
     ) -> None:
+        self.max_upload_bytes = max_upload_bytes
         self._http = DashboardTransport(
             address,
             token=token,
@@ -117,6 +121,10 @@ class RayJobClient:
         Without `submission_id` Ray generates one (``raysubmit_...``); with one, submitting the
         same id twice fails with `RayJobsApiError`, which makes retried submissions safe.
         The ``entrypoint_*`` arguments reserve resources for the entrypoint process itself.
+        A local ``runtime_env["working_dir"]`` or ``["py_modules"]`` entry is zipped (without
+        ``runtime_env["excludes"]``), uploaded unless the cluster has it already, and sent as
+        its ``gcs://_ray_pkg_<hash>.zip`` URI; every entry is zipped and size-checked before
+        the first upload.
         """
         body = build_submit_body(
             entrypoint,
@@ -129,6 +137,8 @@ class RayJobClient:
             entrypoint_resources=entrypoint_resources,
             entrypoint_label_selector=entrypoint_label_selector,
         )
+        if "runtime_env" in body:
+            body["runtime_env"] = self._upload(body["runtime_env"])
         answer = self._http.request("POST", "/api/jobs/", body)
         if isinstance(answer, dict):
             found = answer.get("submission_id") or answer.get("job_id")
@@ -140,6 +150,31 @@ class RayJobClient:
             method="POST",
             path="/api/jobs/",
         )
+
+    def _upload(self, runtime_env: dict[str, Any]) -> dict[str, Any]:
+        """`runtime_env` with its local entries uploaded and replaced by their URIs."""
+        prepared = local_packages(runtime_env, self.max_upload_bytes)
+        out: dict[str, Any] = dict(prepared)
+        if isinstance(prepared.get("working_dir"), Package):
+            out["working_dir"] = self._ensure_package(prepared["working_dir"])
+        modules = prepared.get("py_modules")
+        if isinstance(modules, list):
+            out["py_modules"] = [
+                self._ensure_package(m) if isinstance(m, Package) else m for m in modules
+            ]
+        return out
+
+    def _ensure_package(self, found: object) -> str:
+        """Upload the package unless the cluster has it; its URI."""
+        assert isinstance(found, Package)
+        path = f"/api/packages/gcs/{found.name}"
+        try:
+            self._http.request("GET", path, expect_json=False)
+        except RayJobsApiError as exc:
+            if exc.status != 404:
+                raise
+            self._http.request("PUT", path, data=found.data, expect_json=False)
+        return found.uri
 
     def get(self, submission_id: str) -> JobDetails:
         """Everything the dashboard reports about one job (also accepts a Ray job id)."""

@@ -180,18 +180,26 @@ class DashboardTransport:
         body: Mapping[str, Any] | None = None,
         *,
         job: str | None = None,
+        data: bytes | None = None,
+        expect_json: bool = True,
     ) -> Any:
-        """Send one request and return its decoded JSON body.
+        """Send one request and return its decoded JSON body (the text, without
+        `expect_json`).
 
         `path` is relative to the dashboard address. `job` names the job the path is about, so
-        that a 404 becomes `RayJobNotFound` rather than a generic API error.
+        that a 404 becomes `RayJobNotFound` rather than a generic API error. `data` is sent
+        as it is (``application/octet-stream``) instead of a JSON `body`; a PUT of it is
+        repeated on failure like a GET (it stores the same bytes again).
         """
-        payload = None if body is None else json.dumps(body).encode()
-        idempotent = method == "GET"
+        payload = data if data is not None else None if body is None else json.dumps(body).encode()
+        content = "application/octet-stream" if data is not None else "application/json"
+        idempotent = method in ("GET", "PUT")
         attempt = 0
         while True:
             try:
-                status, reason, data, response_headers = self._once(method, path, payload)
+                status, reason, answer, response_headers = self._once(
+                    method, path, payload, content
+                )
             except _NotConnected as exc:
                 error: Exception = exc.error
                 retryable = not isinstance(error, ssl.SSLError)
@@ -199,8 +207,10 @@ class DashboardTransport:
                 error, retryable = exc, idempotent
             else:
                 if status not in _UNAVAILABLE_STATUSES:
-                    return self._decode(method, path, status, reason, data, response_headers, job)
-                text = self.redact(data.decode("utf-8", errors="replace"))
+                    return self._decode(
+                        method, path, status, reason, answer, response_headers, job, expect_json
+                    )
+                text = self.redact(answer.decode("utf-8", errors="replace"))
                 error = _UnavailableStatus(status, server_message(text) if text.strip() else reason)
                 retryable = idempotent
             if not retryable or attempt >= self.retries:
@@ -214,7 +224,7 @@ class DashboardTransport:
             self._sleep(delay)
 
     def _once(
-        self, method: str, path: str, payload: bytes | None
+        self, method: str, path: str, payload: bytes | None, content: str = "application/json"
     ) -> tuple[int, str, bytes, http.client.HTTPMessage]:
         address = self.address
         conn: http.client.HTTPConnection
@@ -231,7 +241,7 @@ class DashboardTransport:
                 raise _NotConnected(exc) from exc
             headers = dict(self._headers)
             if payload is not None:
-                headers["Content-Type"] = "application/json"
+                headers["Content-Type"] = content
             conn.request(method, address.prefix + path, body=payload, headers=headers)
             response = conn.getresponse()
             data = response.read()
@@ -249,8 +259,11 @@ class DashboardTransport:
         data: bytes,
         headers: http.client.HTTPMessage,
         job: str | None,
+        expect_json: bool = True,
     ) -> Any:
         text = self.redact(data.decode("utf-8", errors="replace"))
+        if 200 <= status < 300 and not expect_json:
+            return text
         if 200 <= status < 300:
             try:
                 return json.loads(text)

@@ -23,8 +23,7 @@ SUBMISSION_ID_RULE = (
     "1-128 characters: letters, digits, '_', '.', '-', starting with a letter or digit"
 )
 
-# runtime_env keys whose values Ray's Python SDK uploads from the local disk. This client does
-# not upload anything, so it only passes remote URIs for them.
+# runtime_env keys whose values may be local paths, uploaded by the client (see _jobs_upload).
 _UPLOADED_KEYS = ("working_dir", "py_modules")
 
 
@@ -95,23 +94,32 @@ def _runtime_env(value: object) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise RayJobValidationError(field, f"must be JSON-serialisable: {exc}") from None
     for key in _UPLOADED_KEYS:
-        _check_remote_uris(value.get(key), f"{field}[{key!r}]")
+        _check_uris(value.get(key), f"{field}[{key!r}]", module=key == "py_modules")
+    excludes = value.get("excludes")
+    if excludes is not None and (
+        not isinstance(excludes, list) or not all(isinstance(e, str) for e in excludes)
+    ):
+        raise RayJobValidationError(
+            f"{field}['excludes']", "must be a list of patterns such as ['data/', '*.ckpt']"
+        )
     return dict(value)
 
 
-def _check_remote_uris(value: object, field: str) -> None:
+def _check_uris(value: object, field: str, *, module: bool) -> None:
+    """Remote URIs pass as they are; local paths must exist (they are uploaded)."""
+    from flarekit.ray._jobs_upload import check_local, is_local
+
     if value is None:
         return
+    if module and not isinstance(value, list):
+        raise RayJobValidationError(field, f"must be a list of paths or URIs, got {_kind(value)}")
     items = value if isinstance(value, list) else [value]
     for index, item in enumerate(items):
         where = f"{field}[{index}]" if isinstance(value, list) else field
-        if not isinstance(item, str) or "://" not in item:
-            raise RayJobValidationError(
-                where,
-                f"{item!r} is not a remote URI; this client does not upload local files, so "
-                "give a URI the cluster can fetch (https://, s3://, gs://, ...) or bake the "
-                "code into the image",
-            )
+        if not isinstance(item, str) or not item:
+            raise RayJobValidationError(where, f"must be a path or URI string, got {_kind(item)}")
+        if is_local(item):
+            check_local(item, where, module=module)
 
 
 def _string_map(value: object, field: str) -> dict[str, str]:

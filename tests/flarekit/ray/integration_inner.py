@@ -166,3 +166,34 @@ def test_delete_a_finished_job(client: RayJobClient, hello: JobDetails) -> None:
     assert hello.submission_id not in {job.submission_id for job in client.list_jobs()}
     with pytest.raises(RayJobNotFound):
         client.delete(hello.submission_id)
+
+
+def test_local_working_dir_and_py_modules_are_uploaded(
+    client: RayJobClient, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("project")
+    (root / "main.py").write_text(
+        "import os, helpers\n"
+        "print('answer', helpers.ANSWER, flush=True)\n"
+        "print('data shipped:', os.path.exists('data'), flush=True)\n"
+    )
+    (root / "data").mkdir()
+    (root / "data" / "big.bin").write_bytes(b"0" * 4096)
+    modules = tmp_path_factory.mktemp("modules")
+    (modules / "helpers.py").write_text("ANSWER = 42\n")
+    env = {
+        "working_dir": str(root),
+        "py_modules": [str(modules / "helpers.py")],
+        "excludes": ["data/"],
+    }
+    first = client.submit("python main.py", submission_id=unique("upload"), runtime_env=env)
+    details = client.wait(first, timeout=120, poll=0.2)
+    logs = client.logs(first)
+    assert details.status is RayJobState.SUCCEEDED, logs
+    assert "answer 42" in logs and "data shipped: False" in logs
+    uploaded = details.runtime_env or {}
+    assert str(uploaded.get("working_dir", "")).startswith("gcs://_ray_pkg_")
+    # the same content again: the same package, not uploaded twice
+    second = client.submit("python main.py", submission_id=unique("upload"), runtime_env=env)
+    again = client.wait(second, timeout=120, poll=0.2)
+    assert (again.runtime_env or {}).get("working_dir") == uploaded.get("working_dir")

@@ -34,6 +34,7 @@ REQUIRED = {
     "test_duplicate_submission_id_is_refused",
     "test_delete_a_finished_job",
     "test_unknown_job_is_not_found",
+    "test_local_working_dir_and_py_modules_are_uploaded",
 }
 
 
