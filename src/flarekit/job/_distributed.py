@@ -16,6 +16,7 @@ naming option and target, where it has nothing like them (`RUN_POLICY` below).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +32,7 @@ from flarekit._validation import (
     check_quantity,
 )
 from flarekit.job._podopts import check_pod_options
+from flarekit.job._shipping import check_files, check_packages, shipped_command
 from flarekit.job._trainjob import DEFAULT_RUNTIME, TrainJob, check_env
 
 if TYPE_CHECKING:
@@ -146,7 +148,10 @@ class DistributedJob:
     `gpu` and `mem_mb`, `env`, `mounts`, `node_selector`, `tolerations` (Kubernetes JSON or
     `flarekit_models.core.v1.Toleration`), and scheduling (`service_account`,
     `image_pull_secret`, `priority_class`, `local_queue`, `gang`; `no_queue=True` creates it
-    without a queue on a cluster with Kueue, with a `QueueOptOutWarning`). Run-policy options:
+    without a queue on a cluster with Kueue, with a `QueueOptOutWarning`).
+    `packages_to_install` and local `files` (a helper module next to the script) are installed
+    and written in the container before torchrun starts (Kubernetes targets only; see
+    `flarekit.job._shipping`). Run-policy options:
     `ttl_seconds_after_finished`, `active_deadline_seconds`, `backoff_limit`,
     `clean_pod_policy` ("None", "All", "Running"). All checked at construction."""
 
@@ -172,6 +177,8 @@ class DistributedJob:
         priority_class: str | None = None,
         local_queue: str | None = None,
         no_queue: bool = False,
+        packages_to_install: Sequence[str] | None = None,
+        files: Sequence[str | os.PathLike[str]] | None = None,
         gang: bool = True,
         appwrapper: bool = False,
         runtime: str = DEFAULT_RUNTIME,
@@ -239,6 +246,10 @@ class DistributedJob:
         from flarekit.kueue import check_no_queue
 
         check_no_queue(report, no_queue, local_queue, priority_class)
+        self.packages_to_install = check_packages(
+            report, "packages_to_install", packages_to_install
+        )
+        self.files = check_files(report, "files", files)
         for field, flag in (("gang", gang), ("appwrapper", appwrapper)):
             if not isinstance(flag, bool):
                 report.add(field, flag, "expected True or False", "a bool")
@@ -300,8 +311,11 @@ class DistributedJob:
         return out
 
     def _torchrun(self) -> list[str]:
+        """torchrun with the script, behind the bootstrap that installs `packages_to_install`
+        and writes `files` first when there are any (see `flarekit.job._shipping`)."""
         target = ["-m", str(self.module)] if self.module else [str(self.script)]
-        return ["torchrun", *target, *self.args]
+        command = ["torchrun", *target, *self.args]
+        return shipped_command(command, self.packages_to_install, self.files)
 
     # -- targets ------------------------------------------------------------------------------
 
@@ -499,6 +513,15 @@ class DistributedJob:
         from flarekit.ray import RayJobClient
 
         self._refuse_run_policy("Ray")
+        if self.packages_to_install or self.files:
+            field = "packages_to_install" if self.packages_to_install else "files"
+            problem = Problem(
+                field, getattr(self, field) if field == "packages_to_install" else sorted(self.files),
+                "not shipped to a running Ray cluster by DistributedJob",
+                "None; install packages in the Ray image, or submit with "
+                "flarekit.ray.RayJobClient and runtime_env={'working_dir': ..., 'pip': [...]}",
+            )  # fmt: skip
+            raise ConfigError([problem], f"DistributedJob {self.name!r} on Ray")
         k8s_only = [
             name
             for name, value in (

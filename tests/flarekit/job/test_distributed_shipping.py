@@ -1,0 +1,44 @@
+"""DistributedJob ships packages and local files in its command on Kubernetes targets (the
+bootstrap of `flarekit.job._shipping`, run for real in test_trainjob_local.py), and says
+plainly that it does not on a running Ray cluster."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from flarekit import ConfigError
+from flarekit.job import DistributedJob
+
+
+def test_the_command_installs_and_writes_before_torchrun(tmp_path: Path) -> None:
+    helper = tmp_path / "helpers.py"
+    helper.write_text("ANSWER = 42\n")
+    job = DistributedJob(
+        "d", script="train.py", args=["--epochs", "2"], image="example.com/t:1", j="2x1",
+        packages_to_install=["tqdm>=4"], files=[helper],
+    )  # fmt: skip
+    trainer = job.to_trainjob().to_dict()["spec"]["trainer"]
+    container = job.to_pytorchjob()["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"][
+        "containers"
+    ][0]
+    for command in (trainer["command"], container["command"]):
+        assert command[:2] == ["python", "-c"]
+        spec = json.loads(command[3])
+        assert spec["packages"] == ["tqdm>=4"]
+        assert base64.b64decode(spec["files"]["helpers.py"]) == b"ANSWER = 42\n"
+        assert command[4:] == ["torchrun", "train.py", "--epochs", "2"]
+
+
+def test_without_anything_to_ship_the_command_is_torchrun() -> None:
+    job = DistributedJob("d", script="train.py", image="example.com/t:1")
+    assert job.to_trainjob().to_dict()["spec"]["trainer"]["command"] == ["torchrun", "train.py"]
+
+
+def test_shipping_to_a_running_ray_cluster_is_refused() -> None:
+    job = DistributedJob("d", script="train.py", packages_to_install=["tqdm"])
+    with pytest.raises(ConfigError, match=r"packages_to_install.*not shipped to a running Ray"):
+        job.submit("http://127.0.0.1:9")
