@@ -149,6 +149,8 @@ class DistributedJob:
     `flarekit_models.core.v1.Toleration`), and scheduling (`service_account`,
     `image_pull_secret`, `priority_class`, `local_queue`, `gang`; `no_queue=True` creates it
     without a queue on a cluster with Kueue, with a `QueueOptOutWarning`).
+    On a running Ray cluster the nodes are placed within `placement_timeout` seconds, else the
+    job fails naming the resources asked for and available.
     `packages_to_install` and local `files` (a helper module next to the script) are installed
     and written in the container before torchrun starts (Kubernetes targets only; see
     `flarekit.job._shipping`). Run-policy options:
@@ -180,6 +182,7 @@ class DistributedJob:
         packages_to_install: Sequence[str] | None = None,
         files: Sequence[str | os.PathLike[str]] | None = None,
         gang: bool = True,
+        placement_timeout: float = 300.0,
         appwrapper: bool = False,
         runtime: str = DEFAULT_RUNTIME,
         ttl_seconds_after_finished: int | None = None,
@@ -250,6 +253,15 @@ class DistributedJob:
             report, "packages_to_install", packages_to_install
         )
         self.files = check_files(report, "files", files)
+        if (
+            isinstance(placement_timeout, bool)
+            or not isinstance(placement_timeout, int | float)
+            or not 0 < placement_timeout < float("inf")
+        ):
+            report.add(
+                "placement_timeout", placement_timeout, "expected a number of seconds > 0",
+                "e.g. 300 (how long a job on Ray waits to place its nodes)",
+            )  # fmt: skip
         for field, flag in (("gang", gang), ("appwrapper", appwrapper)):
             if not isinstance(flag, bool):
                 report.add(field, flag, "expected True or False", "a bool")
@@ -260,6 +272,7 @@ class DistributedJob:
         self.priority_class, self.local_queue = priority_class, local_queue
         self.no_queue = no_queue
         self.gang, self.appwrapper, self.runtime = gang, appwrapper, runtime
+        self.placement_timeout = float(placement_timeout)
         self.run_policy: dict[str, Any] = {
             k: v
             for k, v in (
@@ -505,6 +518,7 @@ class DistributedJob:
         command, _ = ray_entrypoint(
             nodes=self.nodes, procs=self.procs_per_node, script=self.script, module=self.module,
             args=self.args, env=self.env, bundle=bundle, gang=self.gang,
+            placement_timeout=self.placement_timeout,
         )  # fmt: skip
         return command
 

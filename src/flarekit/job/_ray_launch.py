@@ -46,6 +46,7 @@ def ray_entrypoint(
     env: Mapping[str, str],
     bundle: Mapping[str, float],
     gang: bool,
+    placement_timeout: float = 300.0,
 ) -> tuple[str, dict[str, Any]]:
     """The entrypoint command and the spec it carries (as its one argument)."""
     spec = {
@@ -57,6 +58,7 @@ def ray_entrypoint(
         "env": dict(env),
         "bundle": dict(bundle),
         "strategy": "STRICT_SPREAD" if gang else "SPREAD",
+        "placement_timeout": placement_timeout,
     }
     command = f"python -c {shlex.quote(launcher_source())} {shlex.quote(json.dumps(spec))}"
     return command, spec

@@ -67,7 +67,7 @@ class _FakeRay(types.ModuleType):
         pass
 
     @staticmethod
-    def get(value: Any) -> Any:
+    def get(value: Any, timeout: float | None = None) -> Any:
         return value
 
     def remote(self, cls: type) -> Any:
@@ -97,6 +97,9 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_FakeR
     strategies.PlacementGroupSchedulingStrategy = lambda **kw: kw  # type: ignore[attr-defined]
     groups = types.ModuleType("ray.util.placement_group")
     groups.placement_group = placement_group  # type: ignore[attr-defined]
+    exceptions = types.ModuleType("ray.exceptions")
+    exceptions.GetTimeoutError = TimeoutError  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray.exceptions", exceptions)
     monkeypatch.setitem(sys.modules, "ray", fake)
     monkeypatch.setitem(sys.modules, "ray.util.placement_group", groups)
     monkeypatch.setitem(sys.modules, "ray.util.scheduling_strategies", strategies)

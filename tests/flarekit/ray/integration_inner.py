@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import os
+import sys
 import time
 import uuid
 
@@ -197,3 +198,66 @@ def test_local_working_dir_and_py_modules_are_uploaded(
     second = client.submit("python main.py", submission_id=unique("upload"), runtime_env=env)
     again = client.wait(second, timeout=120, poll=0.2)
     assert (again.runtime_env or {}).get("working_dir") == uploaded.get("working_dir")
+
+
+FAKE_TORCHRUN = """\
+import os, subprocess, sys, time
+# stands in for torchrun: one rank that leaves the process group, as re-parented ranks do
+rank = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                        start_new_session=True)
+folder = os.environ["PID_DIR"]
+with open(os.path.join(folder, "pids.tmp"), "w") as out:
+    out.write(f"{os.getpid()} {rank.pid}")
+os.rename(os.path.join(folder, "pids.tmp"), os.path.join(folder, "pids"))
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_stop_ends_every_process_the_launcher_started(
+    client: RayJobClient, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from flarekit.job import DistributedJob, JobState
+
+    tools = tmp_path_factory.mktemp("tools")
+    torchrun = tools / "torchrun"
+    torchrun.write_text(f"#!{sys.executable}\n{FAKE_TORCHRUN}")
+    torchrun.chmod(0o755)
+    pids = tmp_path_factory.mktemp("pids")
+    env = {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "PID_DIR": str(pids)}
+    run = DistributedJob("stopped", script="train.py", j="1x1", env=env).submit(client)
+    deadline = time.monotonic() + 90
+    while not (pids / "pids").exists():
+        assert time.monotonic() < deadline, run.logs()
+        time.sleep(0.2)
+    started = [int(p) for p in (pids / "pids").read_text().split()]
+    assert all(_alive(p) for p in started)
+    run.stop()
+    run.wait(until={"Stopped", "Failed"}, timeout=60, progress=False)
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in started):
+        assert time.monotonic() < deadline, f"still running after stop: {started}"
+        time.sleep(0.2)
+    assert run.status().state in (JobState.STOPPED, JobState.FAILED)
+
+
+def test_a_gang_that_cannot_fit_fails_in_time_naming_the_resources(client: RayJobClient) -> None:
+    from flarekit._wait import TerminalFailure
+    from flarekit.job import DistributedJob
+
+    # the head has 1 CPU; two nodes of 1 CPU each, one per node, cannot be placed
+    run = DistributedJob("gang", script="train.py", j="2x1", placement_timeout=3).submit(client)
+    started = time.monotonic()
+    with pytest.raises(TerminalFailure):
+        run.wait(timeout=90, progress=False)
+    assert time.monotonic() - started < 60
+    logs = run.logs()
+    assert "could not place 2 bundles of {'CPU': 1.0} (STRICT_SPREAD: one per node)" in logs
+    assert "within 3s; the cluster has 1 alive node(s)" in logs and "available now" in logs

@@ -35,6 +35,8 @@ REQUIRED = {
     "test_delete_a_finished_job",
     "test_unknown_job_is_not_found",
     "test_local_working_dir_and_py_modules_are_uploaded",
+    "test_stop_ends_every_process_the_launcher_started",
+    "test_a_gang_that_cannot_fit_fails_in_time_naming_the_resources",
 }
 
 
