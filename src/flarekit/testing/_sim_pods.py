@@ -199,4 +199,7 @@ class PodRunner:
             return
         if lines:
             first = _pods.container_names(pod)[0]
-            cluster.append_log(namespace, name, "".join(f"{line}\n" for line in lines), first)
+            try:
+                cluster.append_log(namespace, name, "".join(f"{line}\n" for line in lines), first)
+            except ValueError:  # garbage-collected with its owner since it was read
+                self._pending.pop((namespace, name), None)
