@@ -23,9 +23,11 @@ def wait_for(
     name: str,
     check: Callable[[JSON], bool],
     namespace: str | None = None,
-    timeout: float = 5.0,
+    timeout: float = 30.0,
 ) -> JSON:
-    """The object once `check(obj)` holds; fails with the last state seen after `timeout`."""
+    """The object once `check(obj)` holds; fails with the last state seen after `timeout`
+    (generous: it only matters when the state never comes, and a loaded CI machine runs
+    the simulated controllers' threads late)."""
     deadline = time.monotonic() + timeout
     last: JSON | None = None
     while time.monotonic() < deadline:
@@ -36,7 +38,7 @@ def wait_for(
     raise AssertionError(f"{resource}/{name} did not reach the expected state: {last}")
 
 
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
     """Return once `check()` holds; fail naming `what` after `timeout`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
