@@ -33,6 +33,7 @@ from flarekit.testing._sim_base import (
     set_condition,
     suffix,
 )
+from flarekit.testing._sim_outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit.testing._server import FakeCluster
@@ -99,10 +100,10 @@ class TrainJobController(SimController):
             self.pods.start(cluster, obj, pod)
             if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS:
                 self.pods.finish(cluster, pod)
-        if since < self.run_for:
+        if since < runs_for(obj, self.run_for):
             self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active", ready=True)})
             return
-        failed = self.fail or (self.fail_when is not None and self.fail_when(obj))
+        failed = fails(obj, self.fail, self.fail_when)
         for pod in self.pods.ensure(cluster, jobset_pods(cluster, obj)):
             trainer = _labels(pod).get(REPLICATED_JOB_LABEL) not in INITIALIZERS
             self.pods.finish(cluster, pod, "Failed" if failed and trainer else "Succeeded")
