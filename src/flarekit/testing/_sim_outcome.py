@@ -39,9 +39,11 @@ def _values(obj: Any, name: str) -> list[str]:
         return [v for item in obj for v in _values(item, name)]
     if isinstance(obj, str) and name in obj:
         try:
-            return _values(yaml.safe_load(obj), name)
+            parsed = yaml.safe_load(obj)
         except yaml.YAMLError:
             return []
+        # Only a document can hold entries; a plain string parses to itself.
+        return _values(parsed, name) if isinstance(parsed, (dict, list)) else []
     return []
 
 
