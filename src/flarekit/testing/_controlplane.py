@@ -289,12 +289,10 @@ class ControlPlane:
         `component_log(name)`)."""
         return self._component(name, argv, env)
 
-    def service_account_kubeconfig(self, name: str, namespace: str, account: str) -> Path:
-        """A kubeconfig for a program the control plane runs as a pod of ServiceAccount
-        `namespace/account` would: with a token of that ServiceAccount (requested as the
-        kubelet requests a pod's projected token). Its requests are not the clients': they
-        stay out of the request log."""
-        assert self._dir is not None and self._ca is not None
+    def service_account_token(self, namespace: str, account: str) -> str:
+        """A token of ServiceAccount `namespace/account`, requested as the kubelet requests
+        a pod's projected token (valid for a day). Requests made with it are not the
+        clients': they stay out of the request log."""
         token = self.rest.request(
             "POST",
             f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
@@ -304,9 +302,7 @@ class ControlPlane:
                 "spec": {"expirationSeconds": 86400},
             },
         )["status"]["token"]
-        path = self._dir / f"{name}.kubeconfig"
-        write_kubeconfig(path, self.url, self._ca.ca_cert, str(token))
-        return path
+        return str(token)
 
     def _component(
         self, name: str, argv: list[str], env: Mapping[str, str] | None = None

@@ -104,13 +104,31 @@ def _install(plane: ControlPlane, plan: operators.Plan) -> None:
                 raise
 
 
-def _launch(plane: ControlPlane, plan: operators.Plan, dashboards: RayDashboards | None) -> None:
+#: Where a kubelet puts a pod's ServiceAccount token, CA and namespace.
+SERVICE_ACCOUNT_FOLDER = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _service_account_files(plane: ControlPlane, plan: operators.Plan) -> dict[str, str]:
+    """The pod's ServiceAccount volume: a token of the Deployment's ServiceAccount, the
+    cluster's CA and the namespace (with `KUBERNETES_SERVICE_HOST`/`_PORT`, what client
+    libraries' in-cluster configuration reads)."""
     load = plan.workload
-    identity = plane.service_account_kubeconfig(plan.name, load.namespace, load.service_account)
+    folder = plan.directory / "serviceaccount"
+    folder.mkdir()
+    (folder / "token").write_text(plane.service_account_token(load.namespace, load.service_account))
+    (folder / "ca.crt").write_bytes(plane.ca_path.read_bytes())
+    (folder / "namespace").write_text(load.namespace)
+    for file in folder.iterdir():
+        file.chmod(0o600)
+    return {f"{SERVICE_ACCOUNT_FOLDER}/{f.name}": str(f) for f in folder.iterdir()}
+
+
+def _launch(plane: ControlPlane, plan: operators.Plan, dashboards: RayDashboards | None) -> None:
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(plan.directory),
-        "KUBECONFIG": str(identity),
+        "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+        "KUBERNETES_SERVICE_PORT": str(plane.port),
         **plan.env,
     }
     outbound = [Relay(plane.port, plane.port)]
@@ -123,7 +141,7 @@ def _launch(plane: ControlPlane, plan: operators.Plan, dashboards: RayDashboards
         keep=[str(plane.directory)],
         outbound=outbound,
         inbound=plan.inbound,
-        files=plan.files,
+        files={**plan.files, **_service_account_files(plane, plan)},
     )
     spec_path = plan.directory / "sandbox.json"
     spec.write(spec_path)

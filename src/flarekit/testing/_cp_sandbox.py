@@ -1,12 +1,14 @@
 """Run an operator in a sandbox of its own: a private network namespace and a private /tmp.
 
 Operators are written to run in a pod: several bind their webhook server (and some other
-servers) on every interface at a fixed port, and some write their webhook certificates to a
-fixed path under /tmp. Run as plain processes they would listen beyond loopback, collide with
-each other and with other control planes on the same machine, and leave files in /tmp. So each
-operator runs in its own network namespace (only a loopback interface: whatever it binds is
-reachable from nowhere else) and mount namespace (a fresh tmpfs on /tmp, with the control
-plane's own directory mounted back in), as a pod would.
+servers) on every interface at a fixed port, some write their webhook certificates to a
+fixed path under /tmp, and some read their ServiceAccount's token and namespace where the
+kubelet puts them (`/var/run/secrets/kubernetes.io/serviceaccount`). Run as plain processes
+they would listen beyond loopback, collide with each other and with other control planes on
+the same machine, and leave files in /tmp. So each operator runs in its own network
+namespace (only a loopback interface: whatever it binds is reachable from nowhere else) and
+mount namespace (fresh tmpfs on /tmp and /run, with the control plane's own directory mounted
+back in, and the files the spec gives put there as a pod's volumes would put them).
 
 Its connections cross the boundary only where the control plane says, as TCP relays:
 
@@ -69,11 +71,11 @@ class Spec:
 
     argv: list[str]
     env: dict[str, str]
-    keep: list[str]  # directories under /tmp that stay visible inside
+    keep: list[str]  # directories under a private folder that stay visible inside
     outbound: list[Relay] = field(default_factory=list)
     inbound: list[Relay] = field(default_factory=list)
-    #: Files to put into the private /tmp (path there -> file to copy), as a pod's volumes
-    #: would put them there.
+    #: Files to put into the private folders (path there -> file to copy), as a pod's
+    #: volumes would put them there.
     files: dict[str, str] = field(default_factory=dict)
 
     def write(self, path: Path) -> None:
@@ -260,11 +262,24 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
         raise OSError(errno, f"mount {source} on {target}: {os.strerror(errno)}")
 
 
-def _private_tmp(keep: Sequence[str]) -> None:
-    """A fresh tmpfs on /tmp, with the directories in `keep` mounted back where they were."""
-    under_tmp = [p for p in keep if Path(p).resolve().is_relative_to("/tmp")]
-    held = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in under_tmp]
-    _mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777")
+def private_folders() -> list[Path]:
+    """The folders that are fresh and private in a sandbox: /tmp, and /run (where
+    /var/run/secrets is)."""
+    return [Path("/tmp"), Path("/var/run").resolve()]
+
+
+def _is_private(path: str | Path) -> bool:
+    resolved = Path(path).resolve()
+    return any(resolved.is_relative_to(folder) for folder in private_folders())
+
+
+def _private_folders(keep: Sequence[str]) -> None:
+    """A fresh tmpfs on each private folder, with the directories in `keep` mounted back
+    where they were."""
+    hidden = [p for p in keep if _is_private(p)]
+    held = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in hidden]
+    for folder in private_folders():
+        _mount("tmpfs", str(folder), "tmpfs", 0, "mode=1777" if folder.name == "tmp" else None)
     for path, fd in held:
         os.makedirs(path, exist_ok=True)
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
@@ -273,10 +288,10 @@ def _private_tmp(keep: Sequence[str]) -> None:
 
 def _inside(spec: Spec, channel: socket.socket) -> int:
     _loopback_up()
-    _private_tmp(spec.keep)
+    _private_folders(spec.keep)
     for target, source in spec.files.items():
-        if not Path(target).resolve().is_relative_to("/tmp"):
-            raise SystemExit(f"refusing to write {target}: only the private /tmp is writable")
+        if not _is_private(target):
+            raise SystemExit(f"refusing to write {target}: only the private folders are")
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(source, target)
     send_lock = threading.Lock()

@@ -46,6 +46,7 @@ seen = {
     "tmp": sorted(os.listdir("/tmp")),
     "host": urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/").read().decode(),
     "file": open("/tmp/given/data.txt").read(),
+    "token": open("/var/run/secrets/kubernetes.io/serviceaccount/token").read(),
 }
 open("/tmp/written-inside", "w").write("x")
 print(json.dumps(seen), flush=True)
@@ -112,7 +113,10 @@ def test_sandbox_isolates_and_relays_and_stops_cleanly(tmp_path: Path, host_serv
         keep=[str(tmp_path)],
         outbound=[Relay(host_server, host_server)],
         inbound=[Relay(9443, inbound)],
-        files={"/tmp/given/data.txt": str(given)},
+        files={
+            "/tmp/given/data.txt": str(given),
+            "/var/run/secrets/kubernetes.io/serviceaccount/token": str(given),
+        },
     )
     spec.write(tmp_path / "spec.json")
     taken_before = _listening(9443)
@@ -125,11 +129,12 @@ def test_sandbox_isolates_and_relays_and_stops_cleanly(tmp_path: Path, host_serv
         )
         assert seen["interfaces"] == ["lo"]  # a network of its own
         assert seen["host"] == "host"  # the outbound relay reaches the host's server
-        assert seen["file"] == "from the host"
+        assert seen["file"] == seen["token"] == "from the host"  # as a pod's volumes
         # /tmp is private: only the kept folder (and what was given) is there.
         kept = {tmp_path.relative_to("/tmp").parts[0]} if tmp_path.is_relative_to("/tmp") else set()
         assert set(seen["tmp"]) <= kept | {"given"}
         assert not Path("/tmp/written-inside").exists()
+        assert not Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
         # Port 9443 "on every interface" is bound in the sandbox only.
         if not taken_before:
             assert not _listening(9443)
