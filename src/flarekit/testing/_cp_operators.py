@@ -140,7 +140,6 @@ APPWRAPPER_EXTERNAL = "AppWrapper.v1beta2.workload.codeflare.dev"
 
 def _kueue(document: JSON, context: Context) -> None:
     _leader_election_off(document, context)
-    _internal_certs_off(document, context)
     integrations = document.setdefault("integrations", {})
     if "appwrapper" in context.families and APPWRAPPER_FRAMEWORK not in (
         integrations.get("frameworks") or []
@@ -205,8 +204,15 @@ class Family:
 
 FAMILIES: dict[str, Family] = {
     "kuberay": Family("KubeRay", args=("--enable-leader-election=false",), cluster_http=True),
+    # Kueue keeps its internal certificate management: without it, v0.19 insists on a
+    # metrics certificate mounted by cert-manager at /etc/kueue/metrics/certs.
     "kueue": Family(
-        "Kueue", certificates="config", config_map="kueue-manager-config", adjust=_kueue
+        "Kueue",
+        certificates="secret",
+        config_map="kueue-manager-config",
+        adjust=_kueue,
+        ca_name="kueue-ca",
+        cert_secret="kueue-webhook-server-cert",
     ),
     "jobset": Family(
         "JobSet", certificates="config", config_map="jobset-manager-config", adjust=_jobset
@@ -351,8 +357,6 @@ def make_plan(
             args = [a for a in args if not a.startswith("--config=")] + [f"--config={path}"]
     args += list(family.args)
     env.update(family.env)
-    if family.config_from == "api":
-        env.setdefault("NAMESPACE", load.namespace)
     if family.certificates == "tmpdir":
         env["TMPDIR"] = str(directory / "tmp")
 

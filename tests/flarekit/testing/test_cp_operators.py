@@ -72,9 +72,10 @@ def _webhooks(kind: str, service: str, namespace: str) -> JSON:
     }
 
 
-def _kueue_like() -> list[JSON]:
-    """An install shaped like Kueue's: configuration file, internal certificates, a CRD with
-    a conversion webhook, a role, a visibility APIService."""
+def _kueue_like(config_map: str = "kueue-manager-config") -> list[JSON]:
+    """An install shaped like Kueue's (and JobSet's): configuration file, internal
+    certificates in a mounted Secret, a CRD with a conversion webhook, a role, a visibility
+    APIService."""
     ns = "kueue-system"
     config = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta1",
@@ -89,7 +90,9 @@ def _kueue_like() -> list[JSON]:
         "ports": [{"name": "webhook-server", "containerPort": 9443}],
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8081}},
         "env": [{"name": "POD_NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
+        "volumeMounts": [{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs"}],
     }
+    volumes = [{"name": "cert", "secret": {"secretName": "kueue-webhook-server-cert"}}]
     crd = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -126,7 +129,7 @@ def _kueue_like() -> list[JSON]:
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": "kueue-manager-config", "namespace": ns},
+            "metadata": {"name": config_map, "namespace": ns},
             "data": {"controller_manager_config.yaml": yaml.safe_dump(config)},
         },
         crd,
@@ -136,7 +139,12 @@ def _kueue_like() -> list[JSON]:
             "kind": "APIService",
             "metadata": {"name": "v1beta1.visibility"},
         },
-        _deployment(ns, container),
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "kueue-webhook-server-cert", "namespace": ns},
+        },
+        _deployment(ns, container, volumes),
         _webhooks("ValidatingWebhookConfiguration", "kueue-webhook-service", ns),
     ]
 
@@ -157,16 +165,17 @@ def _ports() -> Any:
     return lambda: next(ports)
 
 
-def test_kueue_runs_with_its_install_and_only_the_local_changes(tmp_path: Path) -> None:
+def test_an_operator_runs_with_its_install_and_only_the_local_changes(tmp_path: Path) -> None:
+    """JobSet's configuration switches its own certificate management off."""
     folder = tmp_path / "op"
     folder.mkdir()
-    plan = make_plan(
-        _build(tmp_path, "kueue", _kueue_like()), ["kueue", "appwrapper"], folder, _ports()
-    )
+    install = _kueue_like("jobset-manager-config")
+    plan = make_plan(_build(tmp_path, "jobset", install), ["jobset"], folder, _ports())
     kinds = sorted(o["kind"] for o in plan.before)
     # Deployment, Service, CRD and APIService are not created; everything else is.
     assert kinds == [
-        "ClusterRole", "ConfigMap", "Namespace", "ServiceAccount", "ValidatingWebhookConfiguration"
+        "ClusterRole", "ConfigMap", "Namespace", "Secret", "ServiceAccount",
+        "ValidatingWebhookConfiguration",
     ]  # fmt: skip
     [hooks] = manifests.of_kind(plan.before, "ValidatingWebhookConfiguration")
     [hook] = hooks["webhooks"]
@@ -182,12 +191,8 @@ def test_kueue_runs_with_its_install_and_only_the_local_changes(tmp_path: Path) 
     cert_dir = Path(config["webhook"]["certDir"])
     assert (cert_dir / "tls.crt").is_file() and (cert_dir / "tls.key").is_file()
     assert config["webhook"]["port"] == 9443  # upstream's port, inside the sandbox
-    # AppWrapper v1.0's documented Kueue set-up, since this Kueue has no AppWrapper framework.
-    assert config["integrations"]["externalFrameworks"] == [
-        "AppWrapper.v1beta2.workload.codeflare.dev"
-    ]
-    [role] = manifests.of_kind(plan.before, "ClusterRole")
-    assert role["rules"][0]["resources"] == ["appwrappers"]
+    assert config["integrations"] == {"frameworks": ["batch/job", "ray.io/raycluster"]}
+    assert plan.cert_secret is None and plan.files == {}
     assert plan.argv[1:] == ["--zap-log-level=2", config_arg]
     assert plan.env == {"POD_NS": "kueue-system"}
     assert plan.workload.user == "system:serviceaccount:kueue-system:op-controller-manager"
@@ -206,15 +211,31 @@ def test_kueue_runs_with_its_install_and_only_the_local_changes(tmp_path: Path) 
     assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
 
 
-def test_without_appwrapper_kueue_configuration_is_upstreams(tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_appwrapper", [False, True])
+def test_kueue_keeps_its_certificate_management_and_registers_appwrapper_where_needed(
+    tmp_path: Path, with_appwrapper: bool
+) -> None:
     folder = tmp_path / "op"
     folder.mkdir()
-    plan = make_plan(_build(tmp_path, "kueue", _kueue_like()), ["kueue"], folder, _ports())
+    families = ["kueue", "appwrapper"] if with_appwrapper else ["kueue"]
+    plan = make_plan(_build(tmp_path, "kueue", _kueue_like()), families, folder, _ports())
     config_arg = next(a for a in plan.argv if a.startswith("--config="))
     config = yaml.safe_load(Path(config_arg.split("=", 1)[1]).read_text())
-    assert "externalFrameworks" not in config["integrations"]
+    assert config["leaderElection"]["leaderElect"] is False
+    assert "internalCertManagement" not in config and "certDir" not in config["webhook"]
+    assert plan.cert_secret is not None
+    assert plan.cert_secret["metadata"]["name"] == "kueue-webhook-server-cert"
+    [secret] = manifests.of_kind(plan.before, "Secret")  # ours, in place of the empty one
+    assert secret is plan.cert_secret
     [role] = manifests.of_kind(plan.before, "ClusterRole")
-    assert role["rules"] == []
+    if with_appwrapper:
+        # AppWrapper v1.0's documented Kueue set-up, as this Kueue has no AppWrapper framework.
+        external = config["integrations"]["externalFrameworks"]
+        assert external == ["AppWrapper.v1beta2.workload.codeflare.dev"]
+        assert role["rules"][0]["resources"] == ["appwrappers"]
+    else:
+        assert "externalFrameworks" not in config["integrations"]
+        assert role["rules"] == []
 
 
 def test_an_operator_that_keeps_its_certificate_gets_ours_in_its_secret(tmp_path: Path) -> None:
