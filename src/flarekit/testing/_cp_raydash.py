@@ -140,7 +140,7 @@ def _entrypoint(tokens: list[str]) -> str:
     if "--" not in after:
         return ""
     words = after[after.index("--") + 1 :]
-    return " ".join(words[: words.index(";")] if ";" in words else words)
+    return shlex.join(words[: words.index(";")] if ";" in words else words)
 
 
 def _option(tokens: list[str], name: str) -> str | None:
