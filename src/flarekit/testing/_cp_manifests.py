@@ -13,7 +13,11 @@ on 127.0.0.1 with the local CA bundle; the same for CRD conversion webhooks).
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
+import hashlib
+import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +42,25 @@ class ManifestError(RuntimeError):
 
 
 def load(path: Path) -> list[JSON]:
-    """The objects of a rendered install, in order."""
-    return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and d]
+    """The objects of a rendered install, in order.
+
+    The installs are megabytes of YAML (their CRDs included), which take PyYAML many seconds
+    to read: the objects are kept beside the file as JSON, named by the YAML's digest, and read
+    from there the next time (a second instead of half a minute on a busy machine).
+    """
+    text = path.read_text()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    parsed = path.with_name(f"{path.stem}.{digest}.json")
+    with contextlib.suppress(OSError, ValueError):
+        return list(json.loads(parsed.read_text()))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML has it
+    objects = [d for d in yaml.load_all(text, Loader=loader) if isinstance(d, dict) and d]
+    # A read-only build folder, or values JSON cannot hold (timestamps): read the YAML each time.
+    with contextlib.suppress(OSError, TypeError):
+        staging = parsed.with_name(f"{parsed.name}.{os.getpid()}.tmp")
+        staging.write_text(json.dumps(objects))
+        staging.replace(parsed)
+    return objects
 
 
 def of_kind(objects: Iterable[JSON], *kinds: str) -> list[JSON]:

@@ -307,3 +307,15 @@ def test_builds_are_found_by_their_pointer_files(
     assert find_build("jobset", "v0.12.0").binary.name == "jobset"
     with pytest.raises(OperatorNotBuilt, match=r"JobSet v0.9.0 .*built here: v0.8.2, v0.12.0"):
         find_build("jobset", "v0.9.0")
+
+
+def test_an_install_is_read_from_its_json_copy_once_read(tmp_path: Path) -> None:
+    install = tmp_path / "manifests.yaml"
+    install.write_text(yaml.safe_dump_all(_kueue_like()))
+    first = manifests.load(install)
+    [copy] = tmp_path.glob("manifests.*.json")
+    assert manifests.load(install) == first == _kueue_like()
+    # Another install (another digest) is read from its YAML, not from the old copy.
+    install.write_text(yaml.safe_dump_all(_kueue_like("other-config")))
+    assert manifests.load(install) == _kueue_like("other-config")
+    assert len(list(tmp_path.glob("manifests.*.json"))) == 2 and copy.exists()
