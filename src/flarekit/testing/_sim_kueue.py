@@ -18,6 +18,10 @@ reason `Deactivated`, its quota released (`QuotaReserved` and `Admitted` false, 
 `status.admission`), `Requeued` false, and its job suspended. Activated again, it is
 `Requeued` (`Reactivated`) and admitted anew, `Evicted` turning false with the message
 `Previously: ...`, as Kueue v0.19 words it.
+
+Queues report whether they can be used as Kueue's queue controllers do: a ClusterQueue's
+`Active` condition (`Ready`, or `FlavorNotFound` / `Stopped` with Kueue's message) and a
+LocalQueue's (`Ready`, `ClusterQueueDoesNotExist`, `ClusterQueueIsInactive`, `Stopped`).
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ JOBS = {
     "pytorchjobs.kubeflow.org": "PyTorchJob",
 }
 WORKLOADS = "workloads.kueue.x-k8s.io"
+CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
+LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
+FLAVORS = "resourceflavors.kueue.x-k8s.io"
 
 
 def finished(kind: str, obj: Mapping[str, Any]) -> tuple[bool, str] | None:
@@ -325,6 +332,63 @@ class KueueController(SimController):
                 }
             )
         return out, None
+
+    # -- queues ---------------------------------------------------------------------------------
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        active = {}
+        for cq in cluster.objects(CLUSTER_QUEUES):
+            active[cq["metadata"]["name"]] = state = self._cluster_queue_state(cluster, cq)
+            self._set_active(cluster, CLUSTER_QUEUES, cq, *state)
+        for lq in cluster.objects(LOCAL_QUEUES):
+            spec = lq.get("spec") or {}
+            cq_state = active.get(str(spec.get("clusterQueue", "")))
+            inactive = "Can't submit new workloads to clusterQueue"
+            if spec.get("stopPolicy", "None") != "None":
+                state = (False, "Stopped", "LocalQueue is stopped")
+            elif cq_state is None:
+                state = (False, "ClusterQueueDoesNotExist", inactive)
+            elif not cq_state[0]:
+                state = (False, "ClusterQueueIsInactive", inactive)
+            else:
+                state = (True, "Ready", "Can submit new workloads to localQueue")
+            self._set_active(cluster, LOCAL_QUEUES, lq, *state)
+
+    @staticmethod
+    def _cluster_queue_state(cluster: FakeCluster, cq: JSON) -> tuple[bool, str, str]:
+        spec = cq.get("spec") or {}
+        if spec.get("stopPolicy", "None") != "None":
+            return False, "Stopped", "Can't admit new workloads: is stopped."
+        missing = sorted(
+            {
+                str(f.get("name"))
+                for group in spec.get("resourceGroups") or []
+                for f in group.get("flavors") or []
+                if cluster.get(FLAVORS, str(f.get("name"))) is None
+            }
+        )
+        if missing:
+            message = f"references missing ResourceFlavor(s): {','.join(missing)}"
+            return False, "FlavorNotFound", f"Can't admit new workloads: {message}."
+        return True, "Ready", "Can admit new workloads"
+
+    @staticmethod
+    def _set_active(
+        cluster: FakeCluster, resource: str, obj: JSON, status: bool, reason: str, message: str
+    ) -> None:
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        found: JSON = next((c for c in conditions if c.get("type") == "Active"), {})
+        value = "True" if status else "False"
+        if (found.get("status"), found.get("reason"), found.get("message")) == (
+            value,
+            reason,
+            message,
+        ):
+            return
+        generation = obj["metadata"].get("generation")
+        changed = set_condition(conditions, "Active", status, reason, message, generation)
+        meta = obj["metadata"]
+        cluster.set_status(resource, meta["name"], {"conditions": changed}, meta.get("namespace"))
 
     # -- conditions -----------------------------------------------------------------------------
 
