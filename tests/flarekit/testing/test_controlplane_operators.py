@@ -114,7 +114,7 @@ def test_an_operator_that_exits_fails_the_start_and_leaves_nothing(
 
 
 def test_unbuilt_releases_and_missing_partners_are_refused_before_anything_starts() -> None:
-    with pytest.raises(operators.OperatorNotBuilt, match="JobSet v0.0.1 operator is not built"):
+    with pytest.raises(operators.OperatorNotBuilt, match=r"JobSet v0\.0\.1 operator is not built"):
         ControlPlane(releases={"jobset": "v0.0.1"}, operators=["jobset"])
     with pytest.raises(ValueError, match="needs 'jobset'"):
         ControlPlane(operators=["trainer"])
