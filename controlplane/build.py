@@ -25,6 +25,7 @@ upstream module, relative to its root) and optionally `namespace <name>` (the na
 upstream overlay that installs those directories would set).
 
     python controlplane/build.py              # build what is missing, show progress and time
+    python controlplane/build.py --newest     # the same, of the operators only each newest
     python controlplane/build.py --dir NAME   # print the bin folder of module NAME, build nothing
     python controlplane/build.py --list       # every module, its key and whether it is built
 
@@ -162,6 +163,22 @@ def modules() -> list[Module]:
                 Module(p.name, p) for p in sorted(parent.iterdir()) if (p / "go.mod").is_file()
             ]
     return found
+
+
+def newest_only(found: list[Module]) -> list[Module]:
+    """`found` less every operator release that is not its family's newest (an operator
+    module is named `<family>-v<version>`): what the end-to-end tests run."""
+    newest: dict[str, tuple[tuple[int, ...], Module]] = {}
+    others: list[Module] = []
+    for module in found:
+        family, _, version = module.name.rpartition("-v")
+        if module.path.parent.name != "operators" or not family:
+            others.append(module)
+            continue
+        number = tuple(int(part) for part in re.findall(r"\d+", version))
+        if family not in newest or number > newest[family][0]:
+            newest[family] = (number, module)
+    return others + [module for _, module in newest.values()]
 
 
 def go_version(go: str) -> str:
@@ -353,6 +370,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", metavar="MODULE", help="print MODULE's bin folder and exit")
     parser.add_argument("--list", action="store_true", help="list modules and their state")
+    parser.add_argument(
+        "--newest",
+        action="store_true",
+        help="of the operators, only the newest release of each family (what `make test` runs)",
+    )
     parser.add_argument("modules", nargs="*", help="modules to build (default: all)")
     args = parser.parse_args(argv)
     go = shutil.which("go")
@@ -377,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{module.name}\t{module.key(version)}\t{'built' if built else 'missing'}")
         return 0
     chosen = [known[n] for n in args.modules] if args.modules else list(known.values())
+    if args.newest:
+        chosen = newest_only(chosen)
     wants_manifests = [m for m in chosen if (m.path / "manifests.txt").exists()]
     if wants_manifests and "kustomize" in known and known["kustomize"] not in chosen:
         chosen.insert(0, known["kustomize"])
