@@ -5,6 +5,8 @@ AppWrapper, a training-operator PyTorchJob."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from e2e_support import QUEUE_LABEL, RUNTIME, Backend
 
@@ -16,10 +18,10 @@ RESOURCES = {"cpu": 1, "memory": "2Gi"}
 
 
 def _trainjob(backend: Backend, name: str, namespace: str, **options: object) -> TrainJob:
+    options.setdefault("runtime", RUNTIME)
     return TrainJob(
         name,
         namespace=namespace,
-        runtime=RUNTIME,
         image="pytorch/pytorch:2.7.1",
         command=["python", "train.py"],
         num_nodes=2,
@@ -42,9 +44,29 @@ def test_trainjob_from_the_upstream_runtime_succeeds(backend: Backend, namespace
     assert backend.get("jobsets", "train", namespace) is not None
 
 
+def _no_retry_runtime(backend: Backend) -> str:
+    """The upstream runtime with `backoffLimit: 0` on its Jobs, as an admin would make it:
+    with upstream's (Kubernetes' default of six retries, with a back-off of minutes) a failing
+    trainer takes ten minutes to fail its TrainJob on the real stack."""
+    name = f"{RUNTIME}-no-retry"
+    if backend.get("clustertrainingruntimes", name) is None:
+        runtime = backend.get("clustertrainingruntimes", RUNTIME) or {}
+        spec = copy.deepcopy(runtime["spec"])
+        for job in spec["template"]["spec"]["replicatedJobs"]:
+            job["template"]["spec"]["backoffLimit"] = 0
+        labels = runtime["metadata"].get("labels") or {}
+        meta = {"name": name, "labels": labels}
+        backend.cluster.create(
+            {**{k: runtime[k] for k in ("apiVersion", "kind")}, "metadata": meta, "spec": spec}
+        )
+    return name
+
+
 def test_trainjob_whose_trainer_fails_ends_failed(backend: Backend, namespace: str) -> None:
     backend.queues(namespace)
-    job = _trainjob(backend, "broken", namespace, env={EXIT_CODE_ENV: "2"}).submit()
+    runtime = _no_retry_runtime(backend)
+    job = _trainjob(backend, "broken", namespace, env={EXIT_CODE_ENV: "2"}, runtime=runtime)
+    job = job.submit()
     with pytest.raises(TerminalFailure):
         job.wait(timeout=backend.timeout, poll=backend.poll, progress=False)
     status = job.status()
