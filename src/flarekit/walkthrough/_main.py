@@ -1,11 +1,9 @@
 """``python -m flarekit.walkthrough``: where the walkthrough runs, and how it ends.
 
 Without a cluster configured (no ``--kubeconfig`` and no ``FLAREKIT_KUBECONFIG``), it starts
-the practice cluster and runs every step there, the admin setup included. ``--control-plane``
-runs the same on the real test control plane with the real operators instead (built by
-``make control-plane``; see docs/operators.md). With a cluster configured, the steps run on
-that cluster, in the user's namespace and queue, and the admin setup runs only with
-``--setup-queues``. Either way it tears down what it created, also after a failure, and
+the practice cluster and runs every step there, the admin setup included. With one, the same
+steps run on that cluster, in the user's namespace and queue, and the admin setup runs only
+with ``--setup-queues``. Either way it tears down what it created, also after a failure, and
 exits 0 only when every step worked and nothing it made is left.
 """
 
@@ -25,7 +23,7 @@ from flarekit.walkthrough._steps import Plan, Walkthrough
 
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit.testing import ControlPlane, FakeCluster
+    from flarekit.testing import FakeCluster
 
 __all__ = ["KUBECONFIG_ENV", "main", "parser"]
 
@@ -48,13 +46,6 @@ def parser() -> argparse.ArgumentParser:
         "--kubeconfig",
         default=os.environ.get(KUBECONFIG_ENV) or None,
         help=f"run on the cluster of this kubeconfig (default: ${KUBECONFIG_ENV})",
-    )
-    p.add_argument(
-        "--control-plane",
-        action="store_true",
-        help="instead of the practice cluster, start the real test control plane (etcd, "
-        "kube-apiserver, controllers, KWOK nodes) with the real KubeRay, Kueue, JobSet, "
-        "Trainer, AppWrapper and training-operator; needs `make control-plane` (Go)",
     )
     p.add_argument("--context", help="kubeconfig context (default: the current one)")
     p.add_argument("--namespace", help="where to create things (default: the context's namespace)")
@@ -97,29 +88,6 @@ def _practice(namespace: str) -> tuple[FakeCluster, Client]:
     return fake, Client(from_kubeconfig(fake.kubeconfig_path), namespace=namespace)
 
 
-def _on_control_plane(namespace: str) -> tuple[ControlPlane, Client]:
-    from flarekit import Client, from_kubeconfig
-    from flarekit.walkthrough._practice import start_control_plane
-
-    plane = start_control_plane()
-    if plane.get("namespaces", namespace) is None:
-        plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    return plane, Client(from_kubeconfig(plane.kubeconfig_path), namespace=namespace)
-
-
-def _settled_plane(plane: ControlPlane, before: set[str]) -> list[str]:
-    """What the walkthrough left on the control plane once the operators have caught up:
-    objects of the kinds it makes that were not there before it started."""
-    from flarekit.walkthrough._practice import inventory
-
-    deadline = time.monotonic() + _SETTLE_SECONDS * 6
-    while True:
-        left = sorted(inventory(plane) - before)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.5)
-
-
 def _settled(fake: FakeCluster) -> list[str]:
     """What is left on the practice cluster once its operators have caught up."""
     from flarekit.walkthrough._practice import leftovers
@@ -145,8 +113,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     say = Narrator()
     fake: FakeCluster | None = None
-    plane: ControlPlane | None = None
-    before: set[str] = set()
     error: BaseException | None = None
     failures: list[str] = []
     try:
@@ -155,20 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         practice = args.kubeconfig is None
         say.title("flarekit walkthrough")
         say.step("Connect to a cluster")
-        if practice and args.control_plane:
-            from flarekit.walkthrough._practice import inventory
-
-            say.say(
-                "--control-plane: this starts the real test control plane here (etcd, "
-                "kube-apiserver, controller-manager, scheduler) with the real KubeRay, Kueue, "
-                "JobSet, Kubeflow Trainer, AppWrapper and training-operator. Pods run on "
-                "simulated nodes (KWOK: no containers run) and the Ray dashboards KubeRay asks "
-                "are simulated. It takes about a minute to start."
-            )
-            say.code("client = Client()  # on a real cluster: your kubeconfig")
-            plane, client = _on_control_plane(args.namespace or "default")
-            before = inventory(plane)
-        elif practice:
+        if practice:
             say.say(
                 "No cluster is configured (no --kubeconfig, no $FLAREKIT_KUBECONFIG), so this "
                 "starts a practice cluster in this process: a Kubernetes API with simulated "
@@ -194,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cluster_timeout=args.timeout,
             job_timeout=args.timeout,
             delete_timeout=args.timeout,
-            poll=args.poll or (0.1 if fake is not None else 0.5 if plane is not None else 2.0),
+            poll=args.poll or (0.1 if practice else 2.0),
             practice=practice,
         )
         tour = Walkthrough(client, plan, say)
@@ -208,20 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             failures += [f"left behind: {item}" for item in left]
             if not left:
                 say.done("checked: nothing is left on the practice cluster")
-        if plane is not None:
-            left = _settled_plane(plane, before)
-            failures += [f"left behind: {item}" for item in left]
-            if not left:
-                say.done("checked: nothing is left on the control plane")
     except BaseException as exc:
         error = error or exc
     finally:
         if fake is not None:
             fake.stop()
             say.done("practice cluster stopped")
-        if plane is not None:
-            plane.stop()
-            say.done("control plane stopped")
     if error is not None:
         if args.debug:
             traceback.print_exception(error)

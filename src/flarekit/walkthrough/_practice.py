@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from flarekit.walkthrough._train import practice_log
 
 if TYPE_CHECKING:
-    from flarekit.testing import ControlPlane, FakeCluster
+    from flarekit.testing import FakeCluster
 
-__all__ = ["inventory", "leftovers", "start_control_plane", "start_practice_cluster"]
+__all__ = ["leftovers", "start_practice_cluster"]
 
 _INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 #: What every fresh cluster has, and so is not a leftover.
@@ -81,47 +81,3 @@ def leftovers(cluster: FakeCluster) -> list[str]:
             where = f"{meta['namespace']}/" if meta.get("namespace") else ""
             found.append(f"{obj.get('kind')} {where}{meta.get('name')}")
     return sorted(found)
-
-
-#: Every operator the real control plane can run: the walkthrough uses them all.
-OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator")
-#: What the walkthrough's steps make, directly or through the operators.
-_MADE = (
-    "rayclusters.ray.io",
-    "rayjobs.ray.io",
-    "appwrappers.workload.codeflare.dev",
-    "trainjobs.trainer.kubeflow.org",
-    "clustertrainingruntimes.trainer.kubeflow.org",
-    "jobsets.jobset.x-k8s.io",
-    "workloads.kueue.x-k8s.io",
-    "localqueues.kueue.x-k8s.io",
-    "clusterqueues.kueue.x-k8s.io",
-    "resourceflavors.kueue.x-k8s.io",
-    "jobs.batch",
-    "pods",
-)
-
-
-def start_control_plane() -> ControlPlane:
-    """The real control plane with every operator (built by `make control-plane`): real
-    Kubernetes components and operators, KWOK's simulated nodes and pods, and simulated Ray
-    dashboards (see docs/operators.md)."""
-    from flarekit.testing import ControlPlane
-
-    # Every operator: minutes to start on a busy machine, so more than the default minute.
-    return ControlPlane(operators=OPERATORS, start_timeout=600.0).start()
-
-
-def inventory(plane: ControlPlane) -> set[str]:
-    """Every object of the kinds the walkthrough makes, as ``kind namespace/name``."""
-    found: set[str] = set()
-    for resource in _MADE:
-        try:
-            objects = plane.objects(resource)
-        except ValueError:  # not served
-            continue
-        for obj in objects:
-            meta = obj.get("metadata") or {}
-            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-            found.add(f"{obj.get('kind')} {where}{meta.get('name')}")
-    return found
