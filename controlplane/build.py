@@ -1,17 +1,31 @@
 """Build the test control plane (and the operators) from their Go modules, into a cache.
 
-Every Go module under `controlplane/` (this folder and each `controlplane/operators/*/`) lists
-the programs it builds as `tool` lines in its `go.mod`; `go.mod` and `go.sum` pin every
-version. This script builds each module's tools into
+Every Go module under `controlplane/` (this folder, each `controlplane/tools/*/` and each
+`controlplane/operators/*/`) lists the programs it builds as `tool` lines in its `go.mod`;
+`go.mod` and `go.sum` pin every version. This script builds each module's tools into
 
     <cache>/go/<module>-<key>/bin/
 
 where `<cache>` is `$FLAREKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/flarekit`, else
 `~/.cache/flarekit`, and `<key>` hashes the module's pins, sources, the Go release and the
 build flags: a build is reused until one of them changes, and two checkouts with the same
-pins share it. Binaries never go into the repository.
+pins share it. `<cache>/go/<module>.current` names the bin folder built last. Binaries never
+go into the repository.
+
+An operator module may also have a `manifests.txt`: the upstream install manifests the
+operator needs at run time (RBAC, webhook configurations, its configuration, Trainer's
+runtimes). They are upstream text, so they are not in the repository either: this script
+renders them with kustomize (built from `controlplane/tools/kustomize`) from the upstream
+module's own files in the Go module cache, exactly the module version `go.mod` pins, into
+
+    <cache>/go/<module>-<key>/share/manifests.yaml
+
+`manifests.txt` has one instruction a line: `resource <dir>` (a kustomization directory of the
+upstream module, relative to its root) and optionally `namespace <name>` (the namespace the
+upstream overlay that installs those directories would set).
 
     python controlplane/build.py              # build what is missing, show progress and time
+    python controlplane/build.py --newest     # the same, of the operators only each newest
     python controlplane/build.py --dir NAME   # print the bin folder of module NAME, build nothing
     python controlplane/build.py --list       # every module, its key and whether it is built
 
@@ -28,6 +42,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,13 +153,32 @@ class Module:
 
 
 def modules() -> list[Module]:
+    """The control plane, then the tools (the operators' manifests need them), then the
+    operators."""
     found = [Module("controlplane", HERE)]
-    operators = HERE / "operators"
-    if operators.is_dir():
-        found += [
-            Module(p.name, p) for p in sorted(operators.iterdir()) if (p / "go.mod").is_file()
-        ]
+    for folder in ("tools", "operators"):
+        parent = HERE / folder
+        if parent.is_dir():
+            found += [
+                Module(p.name, p) for p in sorted(parent.iterdir()) if (p / "go.mod").is_file()
+            ]
     return found
+
+
+def newest_only(found: list[Module]) -> list[Module]:
+    """`found` less every operator release that is not its family's newest (an operator
+    module is named `<family>-v<version>`): what the end-to-end tests run."""
+    newest: dict[str, tuple[tuple[int, ...], Module]] = {}
+    others: list[Module] = []
+    for module in found:
+        family, _, version = module.name.rpartition("-v")
+        if module.path.parent.name != "operators" or not family:
+            others.append(module)
+            continue
+        number = tuple(int(part) for part in re.findall(r"\d+", version))
+        if family not in newest or number > newest[family][0]:
+            newest[family] = (number, module)
+    return others + [module for _, module in newest.values()]
 
 
 def go_version(go: str) -> str:
@@ -194,14 +228,19 @@ def _forget_old_builds(module: Module, keep: Path, count: int = 3) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _point_at(module: Module, target: Path) -> None:
+    """Record `target`'s bin folder as the module's current build (what flarekit.testing's
+    ControlPlane finds when no folder is configured)."""
+    (cache_root() / "go" / f"{module.name}.current").write_text(f"{target / 'bin'}\n")
+
+
 def build(module: Module, go: str, version: str) -> Path:
     """Build `module`'s tools into the cache unless they are there; returns the bin folder."""
     target = module.directory(version)
     done = target / "bin" / ".complete"
     if done.exists():
         print(f"  {module.name}: cached in {target}", flush=True)
-        if module.name == "controlplane":
-            (cache_root() / "go" / "controlplane.current").write_text(f"{target / 'bin'}\n")
+        _point_at(module, target)
         return target / "bin"
     tools = module.tools()
     if not tools:
@@ -252,17 +291,90 @@ def build(module: Module, go: str, version: str) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     _forget_old_builds(module, keep=target)
-    if module.name == "controlplane":
-        # What flarekit.testing.ControlPlane finds when no folder is configured.
-        (cache_root() / "go" / "controlplane.current").write_text(f"{target / 'bin'}\n")
+    _point_at(module, target)
     print(f"  {module.name}: built in {time.monotonic() - started:.0f} s -> {target}", flush=True)
     return target / "bin"
+
+
+def manifest_instructions(module: Module) -> tuple[str | None, list[str]]:
+    """`manifests.txt`'s namespace (or None) and resource directories."""
+    namespace: str | None = None
+    resources: list[str] = []
+    path = module.path / "manifests.txt"
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#")[0].strip()
+        if not line:
+            continue
+        word, _, value = line.partition(" ")
+        if word == "namespace" and value.strip():
+            namespace = value.strip()
+        elif word == "resource" and value.strip():
+            resources.append(value.strip())
+        else:
+            raise SystemExit(f"{path}:{number}: expected `resource <dir>` or `namespace <name>`")
+    if not resources:
+        raise SystemExit(f"{path} names no `resource`")
+    return namespace, resources
+
+
+def export_manifests(module: Module, go: str, version: str, kustomize: Path) -> None:
+    """Render the upstream manifests `manifests.txt` names into the build's share folder,
+    unless the same instructions were rendered with the same kustomize before."""
+    if not (module.path / "manifests.txt").exists():
+        return
+    share = module.directory(version) / "share"
+    digest = hashlib.sha256(
+        (module.path / "manifests.txt").read_bytes() + str(kustomize).encode()
+    ).hexdigest()
+    done = share / ".complete"
+    if done.exists() and done.read_text().strip() == digest:
+        return
+    namespace, resources = manifest_instructions(module)
+    env = _env()
+    tool = module.tools()[0]
+    found = subprocess.run(
+        [go, "list", "-f", "{{.Module.Dir}}", tool],
+        cwd=module.path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0 or not found.stdout.strip():
+        raise SystemExit(f"{module.name}: cannot find the module of {tool}:\n{found.stderr}")
+    upstream = Path(found.stdout.strip())
+    share.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="flarekit-kustomize-") as scratch:
+        # A kustomization of our own that includes the upstream directories, so that several
+        # of them (and the overlay's namespace) render as one install.
+        lines = ["apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization"]
+        if namespace:
+            lines.append(f"namespace: {namespace}")
+        lines.append("resources:")
+        for resource in resources:
+            folder = upstream / resource
+            if not folder.is_dir():
+                raise SystemExit(f"{module.name}: {resource} is not a folder of {upstream}")
+            lines.append(f"- {os.path.relpath(folder, scratch)}")
+        (Path(scratch) / "kustomization.yaml").write_text("\n".join(lines) + "\n")
+        rendered = subprocess.run(
+            [str(kustomize), "build", scratch], capture_output=True, text=True, env=env
+        )
+    if rendered.returncode != 0:
+        raise SystemExit(f"{module.name}: kustomize build failed:\n{rendered.stderr.strip()}")
+    (share / "manifests.yaml").write_text(rendered.stdout)
+    done.write_text(digest + "\n")
+    print(f"  {module.name}: upstream manifests rendered into {share}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", metavar="MODULE", help="print MODULE's bin folder and exit")
     parser.add_argument("--list", action="store_true", help="list modules and their state")
+    parser.add_argument(
+        "--newest",
+        action="store_true",
+        help="of the operators, only the newest release of each family (what `make test` runs)",
+    )
     parser.add_argument("modules", nargs="*", help="modules to build (default: all)")
     args = parser.parse_args(argv)
     go = shutil.which("go")
@@ -287,10 +399,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{module.name}\t{module.key(version)}\t{'built' if built else 'missing'}")
         return 0
     chosen = [known[n] for n in args.modules] if args.modules else list(known.values())
+    if args.newest:
+        chosen = newest_only(chosen)
+    wants_manifests = [m for m in chosen if (m.path / "manifests.txt").exists()]
+    if wants_manifests and "kustomize" in known and known["kustomize"] not in chosen:
+        chosen.insert(0, known["kustomize"])
     started = time.monotonic()
     print(f"Go modules under controlplane/ ({version}, cache {cache_root() / 'go'}):")
     for module in chosen:
         build(module, go, version)
+    if wants_manifests:
+        if "kustomize" not in known:
+            raise SystemExit("manifests.txt needs controlplane/tools/kustomize, which is missing")
+        kustomize = known["kustomize"].directory(version) / "bin" / "kustomize"
+        for module in wants_manifests:
+            export_manifests(module, go, version, kustomize)
     print(f"control plane and operators ready in {time.monotonic() - started:.0f} s")
     return 0
 

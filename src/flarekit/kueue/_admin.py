@@ -82,12 +82,37 @@ def _check_specs(specs: list[Any]) -> list[KueueObjectSpec]:
     return sorted(specs, key=lambda s: next(i for i, t in enumerate(_ORDER) if isinstance(s, t)))
 
 
+def _changed_cluster_queue(client: Client, version: KueueVersion, spec: LocalQueueSpec) -> str:
+    """The ClusterQueue an existing LocalQueue points at when `spec` names another one
+    ("" when it does not exist or names the same)."""
+    model = kueue_model(version, "LocalQueue")
+    try:
+        current: Any = client.get(model, spec.name, namespace=spec.namespace)
+    except NotFound:
+        return ""
+    existing = str(getattr(current.spec, "cluster_queue", "") or "")
+    return existing if existing and existing != spec.cluster_queue else ""
+
+
 def _missing_references(
     client: Client, version: KueueVersion, specs: list[KueueObjectSpec]
 ) -> list[Problem]:
     given = {_key(s) for s in specs}
     problems: list[Problem] = []
     for spec in specs:
+        if isinstance(spec, LocalQueueSpec):
+            # Kueue refuses the change (spec.clusterQueue is immutable): say so before writing.
+            existing = _changed_cluster_queue(client, version, spec)
+            if existing:
+                problems.append(
+                    Problem(
+                        f"LocalQueue {spec.name!r}: cluster_queue",
+                        spec.cluster_queue,
+                        f"the LocalQueue exists with cluster_queue {existing!r}, and Kueue "
+                        "does not let a LocalQueue change its ClusterQueue",
+                        f"{existing!r}, or delete the LocalQueue first",
+                    )
+                )
         wanted: list[tuple[str, str, str]] = []  # kind, name, field
         if isinstance(spec, ClusterQueueSpec):
             wanted = [("ResourceFlavor", f, f"flavors[{f!r}]") for f in spec.flavors]

@@ -8,6 +8,10 @@ service accounts...), kube-scheduler, and KWOK playing the kubelets of fake node
 capacity you choose (see `_cp_kwok`). It installs the CRDs of the chosen upstream releases,
 waits until they are Established and the nodes Ready, and writes a kubeconfig.
 
+`operators=["kueue", "kuberay", ...]` also runs the real operators of those families, built from
+their pinned releases by `make control-plane`, each as a local process with its upstream RBAC,
+configuration and webhooks (see `_cp_operators` and docs/operators.md).
+
 It offers FakeCluster's shape, so one test can take either: `kubeconfig_path`, `url`, `token`,
 `api_client()`, `add_user()`, `resource()`, the direct access `create`/`get`/`objects`/`patch`/
 `set_status`/`delete`, pods (`add_pod`, `start_pod`, `finish_pod`), and the request log
@@ -41,9 +45,10 @@ from typing import Any
 
 import yaml
 
-from flarekit.testing import _cp_kwok, _cp_state, _pods
+from flarekit.testing import _cp_kwok, _cp_operator_runner, _cp_state, _pods
 from flarekit.testing._auth import Rule
 from flarekit.testing._cp_assets import Assets, find_assets
+from flarekit.testing._cp_operators import find_build
 from flarekit.testing._cp_pki import Authority, KeyPair, service_account_keys
 from flarekit.testing._cp_process import Component, ComponentFailed
 from flarekit.testing._cp_rest import MERGE_PATCH, Endpoint, Rest, collection_path
@@ -83,6 +88,9 @@ _CONTROLLER_MANAGER_CONTROLLERS = (
     "statefulset-controller",
     "endpointslice-controller",
     "pod-garbage-collector-controller",
+    # Binds PersistentVolumeClaims to the PersistentVolumes a test provides: the scheduler
+    # places no pod whose claim is unbound.
+    "persistentvolume-binder-controller",
 )
 
 _AUDIT_POLICY = {
@@ -136,6 +144,11 @@ class ControlPlane:
     After the first installation of a set of CRDs, later starts with the same programs restore
     etcd's keys from the cache instead of creating the CRDs again, as a restarted API server
     finds them (`_cp_state`; `reuse_state=False` always installs them).
+
+    `operators=["kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator"]`
+    (any of them) starts those real operators after the CRDs, at the release `releases` names
+    for their family, else at the newest release built; their family's CRDs are those of
+    that release. `start()` returns once every operator is ready.
     """
 
     def __init__(
@@ -149,9 +162,19 @@ class ControlPlane:
         pod_run_time: float = 1.0,
         start_timeout: float = 180.0,
         reuse_state: bool = True,
+        operators: Sequence[str] = (),
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
+        if crds is not None and operators:
+            raise ValueError("operators=[...] installs its releases' CRDs: pass releases={...}")
+        self._operator_versions = (
+            _cp_operator_runner.versions_for(operators, releases) if operators else {}
+        )
+        for family, version in self._operator_versions.items():
+            find_build(family, version)  # refuse an operator that is not built, before starting
+        if self._operator_versions:
+            releases = {**(releases or _default_releases()), **self._operator_versions}
         self._crds = list(crds) if crds is not None else release_crds(releases)
         self._releases = dict(releases) if releases is not None else None
         self._nodes = list(nodes)
@@ -177,6 +200,7 @@ class ControlPlane:
         self._audit_lock = threading.Lock()
         self._assets: Assets | None = None
         self._ca: Authority | None = None
+        self._operators = _cp_operator_runner.Running()
         self.startup_seconds: float | None = None
         #: Every process started, by component name, kept after `stop()` (for checks that
         #: nothing survived).
@@ -194,6 +218,7 @@ class ControlPlane:
         self._dir = Path(tempfile.mkdtemp(prefix="flarekit-controlplane-"))
         self.last_directory = self._dir
         self.started_pids = {}
+        self._operators = _cp_operator_runner.Running()
         try:
             self._start_all(self._assets, self._dir)
         except BaseException:
@@ -238,6 +263,8 @@ class ControlPlane:
                 self._rest.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
         if self._assets is not None and self._assets.kwok is not None and self._nodes:
             self._wait(self._nodes_ready, "the fake nodes to become Ready")
+        if self._operator_versions:
+            _cp_operator_runner.start(self, self._operator_versions, root, self._operators)
         self._audit_offset = self._audit_size()
 
     def _state_file(self, assets: Assets) -> Path | None:
@@ -254,6 +281,28 @@ class ControlPlane:
             with contextlib.suppress(OSError):
                 state.unlink()
             raise
+
+    def start_component(
+        self, name: str, argv: list[str], env: Mapping[str, str] | None = None
+    ) -> Component:
+        """Start one more program that stops with the control plane (its log is
+        `component_log(name)`)."""
+        return self._component(name, argv, env)
+
+    def service_account_token(self, namespace: str, account: str) -> str:
+        """A token of ServiceAccount `namespace/account`, requested as the kubelet requests
+        a pod's projected token (valid for a day). Requests made with it are not the
+        clients': they stay out of the request log."""
+        token = self.rest.request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+            {
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {"expirationSeconds": 86400},
+            },
+        )["status"]["token"]
+        return str(token)
 
     def _component(
         self, name: str, argv: list[str], env: Mapping[str, str] | None = None
@@ -461,6 +510,7 @@ class ControlPlane:
     def stop(self) -> None:
         """Stop every process (last started first) and remove the temporary directory."""
         errors: list[BaseException] = []
+        self._operators.stop()
         while self._components:
             component = self._components.pop()
             try:
@@ -484,6 +534,31 @@ class ControlPlane:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    @property
+    def operators(self) -> dict[str, str]:
+        """The operators this control plane runs: family -> release."""
+        return dict(self._operator_versions)
+
+    @property
+    def releases(self) -> dict[str, str] | None:
+        """The releases whose CRDs are installed (None: given as crds=[...])."""
+        return dict(self._releases) if self._releases is not None else None
+
+    @property
+    def pod_run_time(self) -> float:
+        return self._pod_run_time
+
+    @property
+    def start_timeout(self) -> float:
+        return self._start_timeout
+
+    def ray_jobs(self, namespace: str, cluster: str) -> list[JSON]:
+        """The Ray jobs the simulated dashboard of RayCluster `namespace/cluster` knows."""
+        dashboards = self._operators.dashboards
+        if dashboards is None:
+            raise NotSupportedByRealServer("no KubeRay operator runs: there is no dashboard")
+        return dashboards.jobs(namespace, cluster)
 
     @property
     def pids(self) -> dict[str, int]:
@@ -1027,6 +1102,12 @@ class ControlPlane:
         with self._audit_lock:
             self._sync_audit()
             self._audit_offset = self._audit_size()
+
+
+def _default_releases() -> dict[str, str]:
+    from flarekit_models._crds import default_releases
+
+    return default_releases()
 
 
 def _http_ok(url: str) -> bool:

@@ -9,7 +9,8 @@ what the stages below make it say.
 The life of a pod on a fake node (KWOK "stages", written here as flarekit's own configuration):
 
 - scheduled -> Running and Ready, with a pod IP from the control plane's pod range;
-- a pod owned by a batch Job (Jobs, JobSets, TrainJobs, RayJob submitters) then completes:
+- a pod owned by a batch Job (Jobs, JobSets, TrainJobs, RayJob submitters) or by a
+  training-operator PyTorchJob (whose replicas are pods of its own) then completes:
   `Succeeded` with exit code 0, after `pod_run_time` (default one second), unless one of its
   containers sets the environment variable `FLAREKIT_SIMULATED_EXIT_CODE` to a non-zero
   number: then it is `Failed` with that exit code. `FLAREKIT_SIMULATED_DURATION` (a Go
@@ -109,7 +110,7 @@ def _expr(key: str, operator: str, *values: str) -> JSON:
 
 
 _NOT_DELETING = _expr(".metadata.deletionTimestamp", "DoesNotExist")
-_OWNED_BY_JOB = _expr(".metadata.ownerReferences.[].kind", "In", "Job")
+_OWNED_BY_JOB = _expr(".metadata.ownerReferences.[].kind", "In", "Job", "PyTorchJob")
 _EXIT_CODE = f'.spec.containers.[].env.[] | select(.name == "{EXIT_CODE_ENV}") | .value'
 
 _NODE_READY = """\

@@ -30,10 +30,21 @@ def _subject(common_name: str, organizations: tuple[str, ...] = ()) -> x509.Name
 
 
 def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
-    path.write_bytes(
-        key.private_bytes(_PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    # RSA keys in PKCS #1 ("RSA PRIVATE KEY"), which is what every Go program reads; EC keys
+    # in PKCS #8.
+    form = (
+        serialization.PrivateFormat.TraditionalOpenSSL
+        if isinstance(key, rsa.RSAPrivateKey)
+        else serialization.PrivateFormat.PKCS8
     )
+    path.write_bytes(key.private_bytes(_PEM, form, serialization.NoEncryption()))
     path.chmod(0o600)
+
+
+def _new_key(use_rsa: bool) -> ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey:
+    if use_rsa:
+        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return ec.generate_private_key(ec.SECP256R1())
 
 
 @dataclass(frozen=True)
@@ -45,21 +56,42 @@ class KeyPair:
 
 
 class Authority:
-    """A CA that issues serving and client certificates into one directory."""
+    """A CA that issues serving and client certificates into one directory.
 
-    def __init__(self, directory: Path, name: str = "flarekit-controlplane-ca") -> None:
+    The defaults suit the control plane (EC keys, two days). An operator that insists on
+    managing its own webhook certificate is handed one it accepts: `use_rsa` keys (PKCS #1),
+    a `validity` beyond its renewal horizon and the CA's `name` as a DNS name too (its
+    certificate manager checks the CA certificate against that name)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        name: str = "flarekit-controlplane-ca",
+        *,
+        validity: datetime.timedelta = _VALIDITY,
+        use_rsa: bool = False,
+        name_as_dns: bool = False,
+    ) -> None:
         self.directory = directory
+        self._validity = validity
+        self._use_rsa = use_rsa
         self._now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
-        self._key = ec.generate_private_key(ec.SECP256R1())
-        self._cert = (
+        self._key = _new_key(use_rsa)
+        builder = (
             x509.CertificateBuilder()
             .subject_name(_subject(name))
             .issuer_name(_subject(name))
             .public_key(self._key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(self._now)
-            .not_valid_after(self._now + _VALIDITY)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .not_valid_after(self._now + validity)
+        )
+        if name_as_dns:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False
+            )
+        self._cert = (
+            builder.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(
                 x509.KeyUsage(
                     digital_signature=True,
@@ -88,6 +120,10 @@ class Authority:
     def ca_pem(self) -> bytes:
         return self._cert.public_bytes(_PEM)
 
+    @property
+    def ca_key_pem(self) -> bytes:
+        return self.ca_key.read_bytes()
+
     def _issue(
         self,
         file_stem: str,
@@ -95,7 +131,7 @@ class Authority:
         usage: list[x509.ObjectIdentifier],
         names: list[x509.GeneralName] | None = None,
     ) -> KeyPair:
-        key = ec.generate_private_key(ec.SECP256R1())
+        key = _new_key(self._use_rsa)
         builder = (
             x509.CertificateBuilder()
             .subject_name(subject)
@@ -103,7 +139,7 @@ class Authority:
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(self._now)
-            .not_valid_after(self._now + _VALIDITY)
+            .not_valid_after(self._now + self._validity)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
             .add_extension(

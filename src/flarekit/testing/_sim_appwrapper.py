@@ -5,7 +5,8 @@ and becomes `Suspended`; once `spec.suspend` is false (Kueue admitted it) it is 
 (conditions `QuotaReserved`, `ResourcesDeployed` True, `PodsReady`, `Unhealthy` False), creates
 its components, owned by it and labelled `workload.codeflare.dev/appwrapper`, and is `Running`.
 `ready_after` seconds later `PodsReady` turns True; `succeed_after` / `fail_after` end it
-`Succeeded` or `Failed`. Suspending a running AppWrapper deletes its components (`Suspending`
+`Succeeded` or `Failed`; so does the end of its components (a wrapped PyTorchJob or RayJob
+that succeeds or fails), as the real controller's count of its pods ends it. Suspending a running AppWrapper deletes its components (`Suspending`
 then `Suspended`); deleting it deletes them before its finalizer goes. Components whose kind
 the FakeCluster does not serve (pods, batch Jobs, ...) are counted as deployed but not stored.
 """
@@ -24,6 +25,7 @@ from flarekit.testing._sim_base import (
     owner_reference,
     set_condition,
 )
+from flarekit.testing._sim_kueue import finished
 
 if TYPE_CHECKING:
     from flarekit.testing._resources import ResourceType
@@ -108,14 +110,17 @@ class AppWrapperController(SimController):
 
     def _run(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
         pods = sum(count for _, count, _ in podsets.appwrapper(obj))
-        if self.fail_after is not None and since >= self.fail_after:
+        ended = self._components_ended(cluster, obj)
+        if (ended is not None and not ended) or (
+            self.fail_after is not None and since >= self.fail_after
+        ):
             self._transition(
                 cluster,
                 obj,
                 "Failed",
                 [("Unhealthy", True, "FoundFailedPods", "")],
             )
-        elif self.succeed_after is not None and since >= self.succeed_after:
+        elif ended or (self.succeed_after is not None and since >= self.succeed_after):
             message = f"{pods} pods succeeded and no running, pending, or failed pods"
             self._transition(
                 cluster,
@@ -188,6 +193,23 @@ class AppWrapperController(SimController):
     def _served(self, cluster: FakeCluster, template: JSON) -> ResourceType | None:
         group = str(template.get("apiVersion", "")).rpartition("/")[0]
         return cluster.registry.by_kind(group, str(template.get("kind", "")))
+
+    def _components_ended(self, cluster: FakeCluster, obj: JSON) -> bool | None:
+        """True when every stored component has succeeded, False when one has failed, None
+        while they run (or when none is stored here)."""
+        outcomes = []
+        for component in (obj.get("spec") or {}).get("components") or []:
+            template = component.get("template") or {}
+            rt = self._served(cluster, template)
+            if rt is None:
+                continue
+            name = (template.get("metadata") or {}).get("name", "")
+            child = cluster.get(f"{rt.plural}.{rt.group}", name, obj["metadata"].get("namespace"))
+            done = None if child is None else finished(rt.kind, child)
+            if done is None:
+                return None
+            outcomes.append(done[0])
+        return all(outcomes) if outcomes else None
 
     def _create_components(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]

@@ -10,10 +10,18 @@ ClusterQueue names; otherwise the Workload stays pending with Kueue's `QuotaRese
 / `Inadmissible` condition and message (`LocalQueue x doesn't exist`, `ClusterQueue y is
 inactive`, ...). Admitting writes `status.admission` (the ClusterQueue, a flavor per
 requested resource, the resource usage per pod set) and the `QuotaReserved` and `Admitted`
-conditions, then unsuspends the job. A Workload set inactive (`spec.active: false`) is
-evicted (`Evicted`, reason `InactiveWorkload`) and its job suspended; active again, it is
-admitted anew. Quota amounts are not enforced. A finished job marks its
+conditions, then unsuspends the job. Quota amounts are not enforced. A finished job marks its
 Workload `Finished`; a deleted job takes its Workload with it.
+
+A Workload deactivated (`spec.active: false`) is evicted as Kueue evicts it: `Evicted` with
+reason `Deactivated`, its quota released (`QuotaReserved` and `Admitted` false, no
+`status.admission`), `Requeued` false, and its job suspended. Activated again, it is
+`Requeued` (`Reactivated`) and admitted anew, `Evicted` turning false with the message
+`Previously: ...`, as Kueue v0.19 words it.
+
+Queues report whether they can be used as Kueue's queue controllers do: a ClusterQueue's
+`Active` condition (`Ready`, or `FlavorNotFound` / `Stopped` with Kueue's message) and a
+LocalQueue's (`Ready`, `ClusterQueueDoesNotExist`, `ClusterQueueIsInactive`, `Stopped`).
 """
 
 from __future__ import annotations
@@ -55,6 +63,9 @@ JOBS = {
     "pytorchjobs.kubeflow.org": "PyTorchJob",
 }
 WORKLOADS = "workloads.kueue.x-k8s.io"
+CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
+LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
+FLAVORS = "resourceflavors.kueue.x-k8s.io"
 
 
 def finished(kind: str, obj: Mapping[str, Any]) -> tuple[bool, str] | None:
@@ -180,16 +191,25 @@ class KueueController(SimController):
     # -- admission ------------------------------------------------------------------------------
 
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
-        found = condition(obj, "Admitted")
+        if condition(obj, "Finished"):
+            return
         owner = controller_owner(obj) or {}
         job_resource = next((r for r, k in JOBS.items() if k == owner.get("kind")), None)
-        if (obj.get("spec") or {}).get("active") is False:
-            if job_resource is not None and not condition(obj, "Finished"):
-                self._deactivate(cluster, obj, job_resource, str(owner.get("name")))
-            return
-        if (found is not None and found.get("status") == "True") or condition(obj, "Finished"):
-            return
         if job_resource is None:
+            return
+        if (obj.get("spec") or {}).get("active") is False:
+            self._deactivate(cluster, obj, job_resource, str(owner.get("name")))
+            return
+        found = condition(obj, "Admitted")
+        if found is not None and found.get("status") == "True":
+            return
+        evicted = condition(obj, "Evicted")
+        deactivated = evicted is not None and evicted.get("reason") == "Deactivated"
+        requeued = condition(obj, "Requeued") or {}
+        if deactivated and requeued.get("reason") != "Reactivated":
+            self._set_conditions(
+                cluster, obj, [("Requeued", True, "Reactivated", "The workload was reactivated")]
+            )
             return
         ns = obj["metadata"]["namespace"]
         blocked, cluster_queue = self._blocker(cluster, obj)
@@ -208,23 +228,19 @@ class KueueController(SimController):
             return
         with self._lock:
             self._to_admit -= asked
+        changes = [
+            ("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq_name}"),
+            ("Admitted", True, "Admitted", "The workload is admitted"),
+        ]
+        if evicted is not None and evicted.get("status") == "True":
+            previously = f"Previously: {evicted.get('message', '')}"
+            changes.append(("Evicted", False, "QuotaReserved", previously))
         self.write_status(
             cluster,
             obj,
             {
                 "admission": {"clusterQueue": cq_name, "podSetAssignments": assignments},
-                "conditions": self._conditions_with(
-                    obj,
-                    [
-                        (
-                            "QuotaReserved",
-                            True,
-                            "QuotaReserved",
-                            f"Quota reserved in ClusterQueue {cq_name}",
-                        ),
-                        ("Admitted", True, "Admitted", "The workload is admitted"),
-                    ],
-                ),
+                "conditions": self._conditions_with(obj, changes),
             },
         )
         job = cluster.get(job_resource, str(owner.get("name")), ns)
@@ -232,29 +248,31 @@ class KueueController(SimController):
             patch = suspend_patch(JOBS[job_resource], False)
             cluster.patch(job_resource, job["metadata"]["name"], patch, ns)
 
-    def _deactivate(
-        self, cluster: FakeCluster, workload: JSON, job_resource: str, job_name: str
-    ) -> None:
-        """`spec.active: false`: Kueue evicts the Workload (``Evicted``, reason
-        ``InactiveWorkload``), releases its quota and suspends the job until it is active
-        again, when it queues for admission anew."""
-        ns = workload["metadata"]["namespace"]
-        evicted = condition(workload, "Evicted")
-        if evicted is None or evicted.get("status") != "True":
+    def _deactivate(self, cluster: FakeCluster, obj: JSON, job_resource: str, job: str) -> None:
+        """Evict a deactivated Workload and suspend its job (once)."""
+        evicted = condition(obj, "Evicted") or {}
+        if evicted.get("status") != "True" or evicted.get("reason") != "Deactivated":
             message = "The workload is deactivated"
-            status: JSON = {"admission": None}
-            status["conditions"] = self._conditions_with(
-                workload,
-                [
-                    ("Evicted", True, "InactiveWorkload", message),
-                    ("QuotaReserved", False, "Pending", message),
-                    ("Admitted", False, "NoReservation", "The workload has no reservation"),
-                ],
+            self.write_status(
+                cluster,
+                obj,
+                {
+                    "admission": None,
+                    "conditions": self._conditions_with(
+                        obj,
+                        [
+                            ("QuotaReserved", False, "Pending", message),
+                            ("Evicted", True, "Deactivated", message),
+                            ("Admitted", False, "NoReservation", "The workload has no reservation"),
+                            ("Requeued", False, "Deactivated", message),
+                        ],
+                    ),
+                },
             )
-            self.write_status(cluster, workload, status)
-        job = cluster.get(job_resource, job_name, ns)
-        if job is not None and not suspended(JOBS[job_resource], job):
-            cluster.patch(job_resource, job_name, suspend_patch(JOBS[job_resource], True), ns)
+        ns = obj["metadata"]["namespace"]
+        found = cluster.get(job_resource, job, ns)
+        if found is not None and not suspended(JOBS[job_resource], found):
+            cluster.patch(job_resource, job, suspend_patch(JOBS[job_resource], True), ns)
 
     def _blocker(self, cluster: FakeCluster, workload: JSON) -> tuple[str | None, JSON | None]:
         """Why the Workload cannot be admitted yet (Kueue's wording), and its ClusterQueue."""
@@ -314,6 +332,63 @@ class KueueController(SimController):
                 }
             )
         return out, None
+
+    # -- queues ---------------------------------------------------------------------------------
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        active = {}
+        for cq in cluster.objects(CLUSTER_QUEUES):
+            active[cq["metadata"]["name"]] = state = self._cluster_queue_state(cluster, cq)
+            self._set_active(cluster, CLUSTER_QUEUES, cq, *state)
+        for lq in cluster.objects(LOCAL_QUEUES):
+            spec = lq.get("spec") or {}
+            cq_state = active.get(str(spec.get("clusterQueue", "")))
+            inactive = "Can't submit new workloads to clusterQueue"
+            if spec.get("stopPolicy", "None") != "None":
+                state = (False, "Stopped", "LocalQueue is stopped")
+            elif cq_state is None:
+                state = (False, "ClusterQueueDoesNotExist", inactive)
+            elif not cq_state[0]:
+                state = (False, "ClusterQueueIsInactive", inactive)
+            else:
+                state = (True, "Ready", "Can submit new workloads to localQueue")
+            self._set_active(cluster, LOCAL_QUEUES, lq, *state)
+
+    @staticmethod
+    def _cluster_queue_state(cluster: FakeCluster, cq: JSON) -> tuple[bool, str, str]:
+        spec = cq.get("spec") or {}
+        if spec.get("stopPolicy", "None") != "None":
+            return False, "Stopped", "Can't admit new workloads: is stopped."
+        missing = sorted(
+            {
+                str(f.get("name"))
+                for group in spec.get("resourceGroups") or []
+                for f in group.get("flavors") or []
+                if cluster.get(FLAVORS, str(f.get("name"))) is None
+            }
+        )
+        if missing:
+            message = f"references missing ResourceFlavor(s): {','.join(missing)}"
+            return False, "FlavorNotFound", f"Can't admit new workloads: {message}."
+        return True, "Ready", "Can admit new workloads"
+
+    @staticmethod
+    def _set_active(
+        cluster: FakeCluster, resource: str, obj: JSON, status: bool, reason: str, message: str
+    ) -> None:
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        found: JSON = next((c for c in conditions if c.get("type") == "Active"), {})
+        value = "True" if status else "False"
+        if (found.get("status"), found.get("reason"), found.get("message")) == (
+            value,
+            reason,
+            message,
+        ):
+            return
+        generation = obj["metadata"].get("generation")
+        changed = set_condition(conditions, "Active", status, reason, message, generation)
+        meta = obj["metadata"]
+        cluster.set_status(resource, meta["name"], {"conditions": changed}, meta.get("namespace"))
 
     # -- conditions -----------------------------------------------------------------------------
 

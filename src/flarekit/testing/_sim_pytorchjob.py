@@ -34,6 +34,7 @@ from flarekit.testing._sim_base import (
     set_condition,
     timestamp,
 )
+from flarekit.testing._sim_outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit.testing._server import FakeCluster
@@ -123,7 +124,7 @@ class PyTorchJobController(SimController):
         pods = self.pods.ensure(cluster, job_pods(obj))
         for pod in pods:
             self.pods.start(cluster, obj, pod)
-        if since < self.run_for:
+        if since < runs_for(obj, self.run_for):
             conditions = set_condition(
                 conditions, "Running", True, "PyTorchJobRunning",
                 f"PyTorchJob {namespace}/{name} is running.",
@@ -136,7 +137,7 @@ class PyTorchJobController(SimController):
     def _finish(self, cluster: FakeCluster, obj: JSON, conditions: list[JSON]) -> None:
         meta = obj["metadata"]
         name, namespace = meta["name"], meta["namespace"]
-        failed = self.fail or (self.fail_when is not None and self.fail_when(obj))
+        failed = fails(obj, self.fail, self.fail_when)
         for pod in self.pods.ensure(cluster, job_pods(obj)):
             master = (pod["metadata"].get("labels") or {}).get(JOB_ROLE) == "master"
             self.pods.finish(cluster, pod, "Failed" if failed and master else "Succeeded")

@@ -34,6 +34,7 @@ from flarekit.testing._sim_base import (
     suffix,
     timestamp,
 )
+from flarekit.testing._sim_outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit.testing._server import FakeCluster
@@ -129,7 +130,7 @@ class RayJobController(SimController):
             running = self.write_status(cluster, obj, self._running(obj, cluster_obj, "RUNNING"))
             for pod in self.pods.ensure(cluster, submitter_pods(obj)):
                 self.pods.start(cluster, running, pod)
-        elif running_for >= self.run_for:
+        elif running_for >= runs_for(obj, self.run_for):
             self._finish(cluster, obj, cluster_obj)
 
     def _initialize(self, cluster: FakeCluster, obj: JSON) -> None:
@@ -194,7 +195,7 @@ class RayJobController(SimController):
         }
 
     def _finish(self, cluster: FakeCluster, obj: JSON, cluster_obj: JSON | None) -> None:
-        failed = self.fail or (self.fail_when is not None and self.fail_when(obj))
+        failed = fails(obj, self.fail, self.fail_when)
         now = timestamp()
         status = obj.get("status") or {}
         self._ended_at[str(obj["metadata"]["uid"])] = self.clock()

@@ -7,7 +7,10 @@ of the runtime's JobSet. It copies the JobSet's terminal condition, so success i
 False with reason `Resumed` and restarts the schedule. Trainer 2.x has no `Created` condition
 (it was removed before 2.0), so none is written.
 
-While it runs, the job has the pods JobSet would create: one indexed Job per replicated job of
+As Trainer does, it makes a JobSet of the TrainJob's name (owned by the TrainJob, one
+replicated job per step of the runtime, suspended while the TrainJob is) where JobSets are
+served; no JobSet controller runs here, so the JobSet has no status. While it runs, the job has
+the pods JobSet would create: one indexed Job per replicated job of
 the runtime (`<trainjob>-<replicated job>-0`), its pods labelled with JobSet's labels
 (`jobset.sigs.k8s.io/jobset-name`, `jobset.sigs.k8s.io/replicatedjob-name`, ...) and the Job
 controller's (`batch.kubernetes.io/job-completion-index`, `job-name`, ...). Trainer's
@@ -29,10 +32,13 @@ from flarekit.testing._sim_base import (
     SimController,
     check_delay,
     condition,
+    controller_owner,
     is_suspended,
+    owner_reference,
     set_condition,
     suffix,
 )
+from flarekit.testing._sim_outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit.testing._server import FakeCluster
@@ -44,6 +50,7 @@ JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 INITIALIZERS = ("dataset-initializer", "model-initializer")
+JOBSETS = "jobsets.jobset.x-k8s.io"
 
 
 class TrainJobController(SimController):
@@ -84,6 +91,7 @@ class TrainJobController(SimController):
         generation = obj["metadata"].get("generation")
         conditions = list((obj.get("status") or {}).get("conditions") or [])
         jobs = [name for name, _, _ in podsets.trainjob(cluster, obj)]
+        self._ensure_jobset(cluster, obj)
         if is_suspended(obj):
             self._delete_pods(cluster, obj)
             conditions = set_condition(
@@ -108,10 +116,10 @@ class TrainJobController(SimController):
         if self.pods.local is not None:
             self._end_when_processes_end(cluster, obj, pods, jobs, conditions, generation)
             return
-        if since < self.run_for:
+        if since < runs_for(obj, self.run_for):
             self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active", ready=True)})
             return
-        failed = self.fail or (self.fail_when is not None and self.fail_when(obj))
+        failed = fails(obj, self.fail, self.fail_when)
         for pod in self.pods.ensure(cluster, jobset_pods(cluster, obj)):
             trainer = _labels(pod).get(REPLICATED_JOB_LABEL) not in INITIALIZERS
             self.pods.finish(cluster, pod, "Failed" if failed and trainer else "Succeeded")
@@ -175,13 +183,62 @@ class TrainJobController(SimController):
         if self.pods.local is not None:
             self.pods.local.close()
 
+    def _ensure_jobset(self, cluster: FakeCluster, obj: JSON) -> None:
+        """The TrainJob's JobSet, its `suspend` following the TrainJob's."""
+        try:
+            rt = cluster.resource(JOBSETS)
+        except ValueError:  # JobSet is not installed here
+            return
+        meta = obj["metadata"]
+        suspend = is_suspended(obj)
+        current = cluster.get(JOBSETS, meta["name"], meta["namespace"])
+        if current is not None:
+            if bool((current.get("spec") or {}).get("suspend")) != suspend:
+                patch = {"spec": {"suspend": suspend}}
+                cluster.patch(JOBSETS, meta["name"], patch, meta["namespace"])
+            return
+        replicated = [
+            {
+                "name": job,
+                "replicas": 1,
+                "template": {
+                    "spec": {
+                        "parallelism": count,
+                        "completions": count,
+                        "completionMode": "Indexed",
+                        "template": template,
+                    }
+                },
+            }
+            for job, count, template in podsets.trainjob(cluster, obj)
+        ]
+        cluster.create(
+            {
+                "apiVersion": rt.api_version(rt.storage_version),
+                "kind": "JobSet",
+                "metadata": {
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "ownerReferences": [owner_reference(obj)],
+                },
+                "spec": {"replicatedJobs": replicated, "suspend": suspend},
+            }
+        )
+
     def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
         self.pods.delete(cluster, meta["namespace"], {JOBSET_LABEL: meta["name"]})
 
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
-        """Remove the job's pods, as deleting its JobSet and Jobs would."""
+        """Remove the job's JobSet and pods, as the garbage collector would."""
         self._delete_pods(cluster, obj)
+        meta = obj["metadata"]
+        try:
+            found = cluster.get(JOBSETS, meta["name"], meta["namespace"])
+        except ValueError:
+            return
+        if found is not None and controller_owner(found) == owner_reference(obj):
+            cluster.delete(JOBSETS, meta["name"], meta["namespace"])
 
     def after_tick(self, cluster: FakeCluster) -> None:
         self.pods.tick(cluster)

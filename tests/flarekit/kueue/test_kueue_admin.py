@@ -288,6 +288,28 @@ def test_dangling_references_are_refused_before_any_write(fc: FakeCluster, clien
     assert writes(fc) == 0
 
 
+def test_a_local_queue_keeps_its_cluster_queue(fc: FakeCluster, client: Client) -> None:
+    """Kueue makes `spec.clusterQueue` immutable: asked to point an existing LocalQueue at
+    another ClusterQueue, flarekit refuses before writing, naming both."""
+    ns = new_namespace(fc)
+    apply_all(
+        client,
+        [
+            ResourceFlavorSpec("default-flavor"),
+            ClusterQueueSpec("cq-a", QUOTAS),
+            ClusterQueueSpec("cq-b", QUOTAS),
+            LocalQueueSpec("lq", ns, "cq-a"),
+        ],
+    )
+    fc.clear_requests()
+    with pytest.raises(ConfigError) as info:
+        apply_all(client, [LocalQueueSpec("lq", ns, "cq-b")])
+    assert info.value.fields == ["LocalQueue 'lq': cluster_queue"]
+    assert "'cq-a'" in str(info.value) and "delete the LocalQueue first" in str(info.value)
+    assert writes(fc) == 0
+    apply_all(client, [LocalQueueSpec("lq", ns, "cq-a")])  # the same queue is fine
+
+
 def test_duplicate_specs_are_refused(client: Client) -> None:
     with pytest.raises(ConfigError) as info:
         apply_all(client, [ResourceFlavorSpec("a"), ResourceFlavorSpec("a")])

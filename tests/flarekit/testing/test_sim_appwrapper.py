@@ -4,9 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim_support import TICK, app_wrapper, cond, no_errors, status, validate, wait_for, wait_until
+from sim_support import (
+    TICK,
+    app_wrapper,
+    cond,
+    no_errors,
+    status,
+    train_job,
+    validate,
+    wait_for,
+    wait_until,
+)
 
-from flarekit.testing import AppWrapperController, Event, FakeCluster, ManualClock
+from flarekit.testing import (
+    AppWrapperController,
+    Event,
+    FakeCluster,
+    ManualClock,
+    TrainJobController,
+)
 
 AW = "appwrappers"
 RELEASES = {"appwrapper": "v1.2.1", "kuberay": "v1.7.0"}
@@ -107,4 +123,22 @@ def test_suspended_app_wrapper_stays_suspended() -> None:
         controller.wait_ticks(3)
         assert status(fc.get(AW, "aw") or {})["phase"] == "Suspended"
         assert fc.get("rayclusters", "aw-ray") is None
+        no_errors(fc)
+
+
+def test_ends_as_its_wrapped_job_ends() -> None:
+    """Its components' end ends it (the real controller counts their pods): Succeeded when
+    the wrapped job succeeds, Failed when it fails."""
+    releases = {"appwrapper": "v1.2.1", "trainer": "v2.3.0"}
+    jobs = TrainJobController(run_for=0.2, fail_when=lambda o: o["metadata"]["name"] == "bad-tj")
+    with FakeCluster(
+        releases=releases, tick_interval=TICK, controllers=[AppWrapperController(), jobs]
+    ) as fc:
+        for name in ("good", "bad"):
+            wrapper = app_wrapper(name)
+            wrapper["spec"]["components"] = [{"template": train_job(f"{name}-tj")}]
+            fc.create(wrapper)
+        good = wait_for(fc, AW, "good", lambda o: status(o).get("phase") == "Succeeded")
+        wait_for(fc, AW, "bad", lambda o: status(o).get("phase") == "Failed")
+        validate(good)
         no_errors(fc)

@@ -201,9 +201,52 @@ def test_an_inactive_workload_is_evicted_and_its_job_suspended() -> None:
         fc.patch("workloads", name, {"spec": {"active": False}})
         wait_for(fc, "rayclusters", "rc", lambda o: o["spec"].get("suspend") is True)
         evicted = cond(_workload(fc), "Evicted") or {}
-        assert (evicted.get("status"), evicted.get("reason")) == ("True", "InactiveWorkload")
+        assert (evicted.get("status"), evicted.get("reason")) == ("True", "Deactivated")
         assert cond(_workload(fc), "Admitted")["status"] == "False"  # type: ignore[index]
         assert "admission" not in status(_workload(fc))
         fc.patch("workloads", name, {"spec": {"active": True}})
         wait_for(fc, "rayclusters", "rc", lambda o: o["spec"].get("suspend") is False)
         assert cond(_workload(fc), "Admitted")["status"] == "True"  # type: ignore[index]
+
+
+def test_queues_report_whether_they_can_be_used_as_kueue_does() -> None:
+    """ClusterQueue and LocalQueue `Active` conditions, with Kueue v0.19's reasons and
+    messages: inactive while a flavor is missing, active once it exists."""
+    with FakeCluster(
+        releases={"kueue": "v0.19.2"}, tick_interval=TICK, controllers=[KueueController()]
+    ) as fc:
+        kueue_queues(fc, flavor=False)
+
+        def active(resource: str, name: str, namespace: str | None = None) -> JSON:
+            obj = fc.get(resource, name, namespace) or {}
+            return cond(obj, "Active") or {}
+
+        wait_until(lambda: active("localqueues", "lq", "default").get("status") == "False", "")
+        assert active("clusterqueues", "cq") | {"lastTransitionTime": None} == {
+            "type": "Active",
+            "status": "False",
+            "reason": "FlavorNotFound",
+            "message": "Can't admit new workloads: references missing ResourceFlavor(s): "
+            "default-flavor.",
+            "observedGeneration": 1,
+            "lastTransitionTime": None,
+        }
+        local = active("localqueues", "lq", "default")
+        assert (local["reason"], local["message"]) == (
+            "ClusterQueueIsInactive",
+            "Can't submit new workloads to clusterQueue",
+        )
+        api = "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
+        fc.create(
+            {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
+        )
+        wait_until(lambda: active("localqueues", "lq", "default").get("status") == "True", "")
+        assert active("localqueues", "lq", "default")["reason"] == "Ready"
+        assert active("clusterqueues", "cq")["message"] == "Can admit new workloads"
+        fc.delete("clusterqueues", "cq")
+        wait_until(
+            lambda: active("localqueues", "lq", "default").get("reason")
+            == "ClusterQueueDoesNotExist",
+            "the LocalQueue to see its ClusterQueue gone",
+        )
+        no_errors(fc)

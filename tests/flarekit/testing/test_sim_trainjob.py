@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from sim_support import JSON, TICK, cond, no_errors, status, train_job, validate, wait_for
+from sim_support import (
+    JSON,
+    TICK,
+    cond,
+    no_errors,
+    status,
+    train_job,
+    validate,
+    wait_for,
+    wait_until,
+)
 
 from flarekit.testing import FakeCluster, ManualClock, TrainJobController
 
@@ -104,4 +114,24 @@ def test_job_names_come_from_the_runtime_when_it_exists() -> None:
         fc.create(train_job("tj"))
         done = wait_for(fc, TJ, "tj", _true("Complete"))
         assert [j["name"] for j in status(done)["jobsStatus"]] == ["dataset-initializer", "node"]
+        no_errors(fc)
+
+
+def test_the_trainjob_runs_as_a_jobset_of_its_name() -> None:
+    """As Trainer does: a JobSet named after the TrainJob, owned by it, suspended with it."""
+    with FakeCluster(
+        releases={"trainer": "v2.3.0", "jobset": "v0.12.0"},
+        tick_interval=TICK,
+        controllers=[TrainJobController(run_for=60)],
+    ) as fc:
+        fc.create(train_job("tj", suspend=True))
+        jobset = wait_for(fc, "jobsets", "tj", lambda o: True)
+        assert jobset["spec"]["suspend"] is True
+        [owner] = jobset["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["name"], owner["controller"]) == ("TrainJob", "tj", True)
+        assert [r["name"] for r in jobset["spec"]["replicatedJobs"]] == ["node"]
+        fc.patch(TJ, "tj", {"spec": {"suspend": False}})
+        wait_for(fc, "jobsets", "tj", lambda o: o["spec"]["suspend"] is False)
+        fc.delete(TJ, "tj")
+        wait_until(lambda: fc.get("jobsets", "tj") is None, "the JobSet goes with its TrainJob")
         no_errors(fc)

@@ -1,0 +1,79 @@
+"""The end-to-end tests run twice: on FakeCluster with the simulated operators, and on the real
+control plane with the real operators (Kueue, KubeRay, JobSet, Kubeflow Trainer, AppWrapper,
+the training-operator), built from their pinned releases by `make control-plane`.
+
+`backend` is one of the two, shared by the whole folder (one control plane with every operator,
+started once). Where the two differ, the real one is right: a test that fails only on the
+simulated side points at a simulation to fix. Without Go the real side is skipped with the
+reason; in CI (`CI=true`) a real side that cannot be built or started fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e_support import OPERATORS, Backend, FakeBackend, RealBackend
+
+from flarekit.testing import ControlPlane
+from flarekit.testing._cp_operator_runner import versions_for
+from flarekit.testing._cp_operators import OperatorNotBuilt
+
+#: Seconds a test here may take, its share of the control plane's start included: starting
+#: every operator takes minutes on a busy 2-core machine (see docs/operators.md, "Cost").
+TIMEOUT = 1200
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.timeout(TIMEOUT))
+
+
+def _real_releases() -> dict[str, str]:
+    """The newest release of each family whose operator is built (what the control plane runs);
+    skips, or fails in CI, when one is missing."""
+    try:
+        return versions_for(OPERATORS, None)
+    except OperatorNotBuilt as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI=true: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="package", params=["fakecluster", "controlplane"])
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if request.param == "controlplane":
+        binaries = request.getfixturevalue("controlplane_binaries")
+        releases = _real_releases()
+        # Every operator's CRDs and webhooks: on a busy 2-core machine the API server takes
+        # minutes to establish them all, so the start is given more than the default minute.
+        with ControlPlane(
+            releases=releases,
+            operators=OPERATORS,
+            binaries=binaries,
+            pod_run_time=1.0,
+            start_timeout=600.0,
+        ) as plane:
+            yield RealBackend(plane)
+        return
+    # The simulated side serves the same releases' CRDs as the real side when the operators
+    # are built, else the releases the simulation is written against.
+    try:
+        releases = versions_for(OPERATORS, None)
+    except OperatorNotBuilt:
+        releases = {}
+    with FakeBackend.start(releases) as fake:
+        yield fake
+
+
+@pytest.fixture
+def namespace(backend: Backend) -> Iterator[str]:
+    """A fresh namespace, deleted after the test with everything in it (so that the next
+    test finds the nodes and the queues' quota free)."""
+    name = backend.namespace()
+    yield name
+    backend.drop(name)

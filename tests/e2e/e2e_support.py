@@ -1,0 +1,251 @@
+"""One interface over the two backends of the end-to-end tests.
+
+A test asks its backend for a fresh namespace, Kueue queues, a client and waits, and reads
+objects back with `objects`/`get`; it never asks which backend it runs on, except to choose how
+long to wait. Failure is provoked the same way on both: a container with the environment
+variable `FLAREKIT_SIMULATED_EXIT_CODE` set to a non-zero number fails (KWOK ends such a pod
+Failed on the control plane; the simulated controllers fail the job that carries it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from flarekit import Client, RetryPolicy, from_kubeconfig
+from flarekit.testing import (
+    AppWrapperController,
+    ControlPlane,
+    FakeCluster,
+    KueueController,
+    PyTorchJobController,
+    RayClusterController,
+    RayJobController,
+    TrainJobController,
+)
+from flarekit.testing._cp_operators import OperatorNotBuilt, find_build
+
+JSON = dict[str, Any]
+OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+RUNTIME = "torch-distributed"
+_names = itertools.count()
+
+
+class Backend:
+    """What every backend offers the tests."""
+
+    name: str
+    #: Seconds a test may wait for something an operator does, and between polls.
+    timeout: float
+    poll: float
+
+    @property
+    def cluster(self) -> FakeCluster | ControlPlane:
+        raise NotImplementedError
+
+    @property
+    def real(self) -> bool:
+        return self.name == "controlplane"
+
+    def client(self, namespace: str) -> Client:
+        retry = RetryPolicy(attempts=3, backoff=0.05, max_backoff=0.5)
+        return Client(
+            from_kubeconfig(self.cluster.kubeconfig_path), namespace=namespace, retry=retry
+        )
+
+    def namespace(self) -> str:
+        name = f"e{next(_names)}-{self.name[:4]}"
+        self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        return name
+
+    def drop(self, namespace: str) -> None:
+        """Delete the namespace (its objects go with it)."""
+        self.cluster.delete("namespaces", namespace)
+
+    def kueue_api(self) -> str:
+        return "kueue.x-k8s.io/" + self.cluster.resource("clusterqueues").storage_version
+
+    def queues(self, namespace: str, *local_queues: str, cluster_queue: str = "cq") -> None:
+        """ResourceFlavor `flavor` and ClusterQueue `cluster_queue` (once), and LocalQueues
+        (default: `lq`) in `namespace`."""
+        api = self.kueue_api()
+        if self.cluster.get("resourceflavors", "flavor") is None:
+            self.cluster.create(
+                {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "flavor"}}
+            )
+        if self.cluster.get("clusterqueues", cluster_queue) is None:
+            covered = ["cpu", "memory", "nvidia.com/gpu"]
+            quotas = [
+                {"name": "cpu", "nominalQuota": "24"},
+                {"name": "memory", "nominalQuota": "96Gi"},
+                {"name": "nvidia.com/gpu", "nominalQuota": "8"},
+            ]
+            self.cluster.create(
+                {
+                    "apiVersion": api,
+                    "kind": "ClusterQueue",
+                    "metadata": {"name": cluster_queue},
+                    "spec": {
+                        "namespaceSelector": {},
+                        "resourceGroups": [
+                            {
+                                "coveredResources": covered,
+                                "flavors": [{"name": "flavor", "resources": quotas}],
+                            }
+                        ],
+                    },
+                }
+            )
+        for queue in local_queues or ("lq",):
+            self.cluster.create(
+                {
+                    "apiVersion": api,
+                    "kind": "LocalQueue",
+                    "metadata": {"name": queue, "namespace": namespace},
+                    "spec": {"clusterQueue": cluster_queue},
+                }
+            )
+        self.wait(lambda: self._queues_ready(namespace, local_queues or ("lq",)), "queues")
+
+    def _queues_ready(self, namespace: str, names: tuple[str, ...]) -> bool:
+        return all(self.cluster.get("localqueues", n, namespace) for n in names)
+
+    def objects(self, resource: str, namespace: str | None = None) -> list[JSON]:
+        try:
+            return self.cluster.objects(resource, namespace)
+        except ValueError:  # not served here
+            return []
+
+    def get(self, resource: str, name: str, namespace: str | None = None) -> JSON | None:
+        return self.cluster.get(resource, name, namespace)
+
+    def wait(self, check: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
+        """Poll `check` until it returns something true; return that."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            found = check()
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: timed out waiting for {what}")
+            time.sleep(self.poll)
+
+    def owned_by(
+        self, resource: str, namespace: str, owner: str, kind: str | None = None
+    ) -> list[JSON]:
+        """Objects of `resource` in `namespace` owned by `owner` (of `kind`, if given)."""
+        return [
+            o
+            for o in self.objects(resource, namespace)
+            if any(
+                r.get("name") == owner and kind in (None, r.get("kind"))
+                for r in o["metadata"].get("ownerReferences") or []
+            )
+        ]
+
+
+def _upstream_runtimes(releases: Mapping[str, str]) -> list[JSON]:
+    """Trainer's upstream ClusterTrainingRuntimes of the release in use, when it is built."""
+    version = releases.get("trainer")
+    if version is None:
+        return []
+    try:
+        build = find_build("trainer", version)
+    except OperatorNotBuilt:
+        return []
+    return [o for o in build.objects() if o.get("kind") == "ClusterTrainingRuntime"]
+
+
+def _hand_written_runtime() -> JSON:
+    job = {
+        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "node", "image": "pytorch/pytorch:2.7.1", "command": ["torchrun"]}
+                    ]
+                }
+            }
+        },
+    }
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": RUNTIME, "labels": {"trainer.kubeflow.org/framework": "torch"}},
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "torch": {}},
+            "template": {"spec": {"replicatedJobs": [{"name": "node", "template": job}]}},
+        },
+    }
+
+
+class FakeBackend(Backend):
+    """FakeCluster with every simulated operator, on the timings of the real ones' pods."""
+
+    name = "fakecluster"
+    timeout = 20.0
+    poll = 0.05
+
+    def __init__(self, fake: FakeCluster) -> None:
+        self._fake = fake
+
+    @property
+    def cluster(self) -> FakeCluster:
+        return self._fake
+
+    @classmethod
+    @contextmanager
+    def start(cls, releases: Mapping[str, str]) -> Iterator[FakeBackend]:
+        controllers = [
+            RayClusterController(),
+            RayJobController(run_for=1.0, wait_for_cluster=True),
+            KueueController(),
+            AppWrapperController(),
+            TrainJobController(run_for=1.0),
+            PyTorchJobController(run_for=1.0),
+        ]
+        fake = FakeCluster(
+            releases=dict(releases) or None, tick_interval=0.02, controllers=controllers
+        )
+        with fake:
+            runtimes = _upstream_runtimes(releases) or [_hand_written_runtime()]
+            for runtime in runtimes:
+                meta = {k: v for k, v in runtime["metadata"].items() if k != "namespace"}
+                fake.create({**runtime, "metadata": meta})
+            yield cls(fake)
+
+
+class RealBackend(Backend):
+    """The control plane with the real operators; pods are KWOK's."""
+
+    name = "controlplane"
+    timeout = 180.0
+    poll = 0.25
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self._plane = plane
+
+    @property
+    def cluster(self) -> ControlPlane:
+        return self._plane
+
+    def namespace(self) -> str:
+        name = super().namespace()
+        # Pods need the namespace's default ServiceAccount, which the controller-manager
+        # makes a moment later; a job's pods would otherwise be retried with a back-off.
+        self.wait(lambda: self._plane.get("serviceaccounts", "default", name), "service account")
+        return name
+
+    def _queues_ready(self, namespace: str, names: tuple[str, ...]) -> bool:
+        """Kueue reports a LocalQueue Active once it has seen its ClusterQueue."""
+        for name in names:
+            queue = self._plane.get("localqueues", name, namespace) or {}
+            conditions = (queue.get("status") or {}).get("conditions") or []
+            if not any(c.get("type") == "Active" and c.get("status") == "True" for c in conditions):
+                return False
+        return True
