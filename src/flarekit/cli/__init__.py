@@ -8,10 +8,12 @@
     flarekit version
     flarekit --version
 
-Every command takes ``--namespace/-n``, ``--context``, ``--kubeconfig``, ``--output
-yaml|json|table`` and ``--debug``. Cluster and job parameters come from a YAML/JSON file
-(``-f``, the Python API's parameter names) and flags. ``flarekit cluster render -f
-cluster.yaml -o out/`` writes manifests with no cluster and no credentials.
+Every command takes ``-n/--namespace``, ``--context``, ``--kubeconfig``, ``-o/--output`` and
+``--debug``, as kubectl does: ``-o yaml|json`` print the API objects as stored, ``-o name``
+their ``kind.group/name``, ``-o wide`` more columns; ``list`` commands take ``-A``, ``-l`` and
+``-w``. Cluster and job parameters come from a YAML/JSON file (``-f``, the Python API's
+parameter names) and flags. ``flarekit cluster render -f cluster.yaml --out-dir out/``
+writes manifests with no cluster and no credentials.
 
 Errors print one line (``error: ...``) on stderr and exit with a code that says what kind of
 failure it was (see :class:`ExitCode`: 1 API error, 2 usage error, 3 invalid parameters with

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flarekit._validation import ConfigError, Problem
-from flarekit.cli._common import add_common, connect, namespace_of
+from flarekit.cli._common import add_common, connect, namespace_of, seconds
 from flarekit.cli._exit import UsageError
-from flarekit.cli._output import emit
+from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
+from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
 
 if TYPE_CHECKING:
-    from flarekit import ClusterConfiguration
+    from flarekit import Client, ClusterConfiguration
 
 __all__ = ["cluster_config", "register"]
 
@@ -156,7 +157,7 @@ def _apply(args: argparse.Namespace) -> int:
     client = connect(args)
     cluster = Cluster(config, client).apply(force=args.force)
     status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
-    emit(status, args.output, args.out)
+    emit_objects([cluster.resource()], args.output, args.out, table=str(status), single=True)
     return 0
 
 
@@ -167,42 +168,89 @@ def _down(args: argparse.Namespace) -> int:
     namespace = namespace_of(args, client)
     try:
         cluster = get_cluster(args.name, namespace, client)
+        resource = cluster.resource()
         deleted = cluster.down(wait=args.wait, timeout=args.timeout)
     except NotFound:
         if not args.ignore_not_found:
             raise
         deleted = False
-    result = {"name": args.name, "namespace": namespace, "deleted": deleted}
+    if args.output == "name":
+        args.out.write(f"{object_name(resource)}\n" if deleted else "")
+        return 0
     table = f"Ray cluster {namespace}/{args.name} " + (
         "deleted" if deleted else "not found: nothing to delete"
     )
-    emit(result, args.output, args.out, table=table)
+    emit(None, "table", args.out, table=table)
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
     from flarekit import get_cluster
 
+    if args.details and args.output != "table":
+        raise UsageError(
+            f"--details is a table; -o {args.output} prints the stored object: leave out one"
+        )
     client = connect(args)
     cluster = get_cluster(args.name, namespace_of(args, client), client)
-    emit(cluster.details() if args.details else cluster.status(), args.output, args.out)
+    if args.output != "table":
+        emit_objects([cluster.resource()], args.output, args.out, table="", single=True)
+        return 0
+    emit(cluster.details() if args.details else cluster.status(), "table", args.out)
     return 0
 
 
+_WIDE = ("KIND", "HEAD")
+
+
+def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
+    from flarekit import ALL_NAMESPACES, ClusterState
+    from flarekit.cluster._lookup import ClusterList, find_clusters
+    from flarekit.cluster._wrapper import appwrapper_kind
+    from flarekit_models.ray.v1 import RayCluster
+
+    every = namespace == ALL_NAMESPACES
+    shape = ClusterList(namespace=namespace)
+    header = shape._header()
+
+    def read() -> list[Listed]:
+        rows = []
+        for found in find_clusters(client, namespace, label_selector=args.selector):
+            s = found.status
+            if args.queued and s.state is not ClusterState.QUEUED:
+                continue
+            row = ClusterList([s], namespace=namespace)._rows()[0]
+            kind = type(found.resource).resource_info().kind
+            wide = (*row, kind, s.head_address)
+            rows.append(Listed((s.namespace, s.name, kind), row, wide, found.resource))
+        return rows
+
+    def title(count: int) -> str:
+        where = "in all namespaces" if every else f"in namespace {namespace}"
+        what = "Queued Ray clusters" if args.queued else "Ray clusters"
+        selected = f" with labels {args.selector}" if args.selector else ""
+        return f"{what} {where}{selected}: {count}"
+
+    kinds = (RayCluster, appwrapper_kind(client))
+    return Listing(header, (*header, *_WIDE), title, read, kinds)
+
+
 def _list(args: argparse.Namespace) -> int:
-    from flarekit import list_all_clusters, list_all_queued
+    from flarekit import ALL_NAMESPACES
 
     client = connect(args)
-    lister = list_all_queued if args.queued else list_all_clusters
-    emit(lister(namespace_of(args, client), client), args.output, args.out)
+    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    listing = _listing(client, namespace, args)
+    if args.watch:
+        watch(listing, client, namespace, args.output, args.out, timeout=args.timeout)
+    else:
+        show(listing, args.output, args.out)
     return 0
 
 
 def _render(args: argparse.Namespace) -> int:
     from flarekit.cluster import to_dict
 
-    if args.output == "table":
-        args.output = "yaml"  # a manifest has no table form; YAML is what kubectl reads
     config = config_from_args(args)
     data = to_dict(config)
     text = json.dumps(data, indent=2) + "\n" if args.output == "json" else _yaml(data)
@@ -234,7 +282,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     apply = sub.add_parser("apply", help="create or update a Ray cluster")
     add_config_flags(apply)
     apply.add_argument("--wait", action="store_true", help="wait until it is ready")
-    apply.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (600)")
+    apply.add_argument("--timeout", type=seconds, default=600.0, help="seconds to wait (600)")
     apply.add_argument("--force", action="store_true", help="take over fields others manage")
     add_common(apply)
     apply.set_defaults(run=_apply)
@@ -242,11 +290,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     down = sub.add_parser("down", help="delete a Ray cluster")
     down.add_argument("name", help="the cluster's name")
     down.add_argument("--wait", action="store_true", help="wait until it is gone")
-    down.add_argument("--timeout", type=float, default=300.0, help="seconds to wait (300)")
+    down.add_argument("--timeout", type=seconds, default=300.0, help="seconds to wait (300)")
     down.add_argument(
         "--ignore-not-found", action="store_true", help="succeed when there is no such cluster"
     )
-    add_common(down)
+    add_common(down, formats=DELETE_FORMATS)
     down.set_defaults(run=_down)
 
     status = sub.add_parser("status", help="a Ray cluster's state")
@@ -261,16 +309,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     listing.add_argument(
         "--queued", action="store_true", help="only those waiting for Kueue to admit them"
     )
-    add_common(listing)
+    add_listing_flags(listing, "clusters")
+    add_common(listing, formats=LIST_FORMATS)
     listing.set_defaults(run=_list)
 
     render = sub.add_parser(
         "render",
         help="write the cluster's YAML without a cluster or credentials",
         description="Render the RayCluster (or the AppWrapper holding it) offline: to stdout, "
-        "or with -o DIR to DIR/<kind>-<name>.yaml (.json with --output json).",
+        "or with --out-dir DIR to DIR/<kind>-<name>.yaml (.json with -o json).",
     )
     add_config_flags(render)
-    render.add_argument("-o", "--out-dir", help="directory to write the file to")
-    add_common(render, short_output=False)
+    render.add_argument("-d", "--out-dir", help="directory to write the file to")
+    add_common(
+        render,
+        formats=("yaml", "json"),
+        default="yaml",
+        hint=" (to write the file into a directory, use --out-dir DIR)",
+    )
     render.set_defaults(run=_render)

@@ -1,40 +1,76 @@
 """What every ``flarekit`` command accepts, and how it connects to the cluster.
 
-Every command takes ``--namespace``, ``--context``, ``--kubeconfig``, ``--output`` and
+Every command takes ``--namespace``, ``--context``, ``--kubeconfig``, ``-o/--output`` and
 ``--debug``, after the command (``flarekit cluster list -n team-a``). They are added to each
-command's own parser, so ``--help`` shows them where they apply. Connecting happens only
-when a command needs the cluster: ``render`` never reads a kubeconfig.
+command's own parser, so ``--help`` shows them where they apply, with the output formats that
+command has. Connecting happens only when a command needs the cluster: ``render`` never reads
+a kubeconfig.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from flarekit.cli._output import FORMATS
+from flarekit.cli._output import GET_FORMATS, Format
 
 if TYPE_CHECKING:
     from flarekit import Client
 
-__all__ = ["add_common", "connect", "namespace_of"]
+__all__ = ["add_common", "connect", "namespace_of", "seconds"]
 
 
-def add_common(parser: argparse.ArgumentParser, *, short_output: bool = True) -> None:
-    """Add the shared options to a command's parser (``-o`` is ``--output`` unless the command
-    uses ``-o`` for something else, as ``render`` does for its output directory)."""
+def seconds(text: str) -> float:
+    """A ``--timeout`` value: a number of seconds, 0 or more (checked while parsing, so a bad
+    one is a usage error before anything is sent)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text}: a timeout is 0 seconds or more")
+    return value
+
+
+def _format_type(formats: Sequence[Format], hint: str) -> Callable[[str], Format]:
+    """The ``--output`` value checker: the formats this command has, and a hint for what the
+    user may have meant instead (``render -o out/`` meant ``--out-dir out/``)."""
+
+    def check(text: str) -> Format:
+        for fmt in formats:
+            if text == fmt:
+                return fmt
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an output format of this command: use one of "
+            f"{', '.join(formats)}{hint}"
+        )
+
+    check.__name__ = "output format"
+    return check
+
+
+def add_common(
+    parser: argparse.ArgumentParser,
+    *,
+    formats: Sequence[Format] = GET_FORMATS,
+    default: Format = "table",
+    hint: str = "",
+) -> None:
+    """Add the shared options to a command's parser; ``-o/--output`` offers `formats`."""
     group = parser.add_argument_group("common options")
     group.add_argument("-n", "--namespace", help="namespace (default: the context's namespace)")
     group.add_argument("--context", help="kubeconfig context (default: the current context)")
     group.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
     )
-    flags = ("-o", "--output") if short_output else ("--output",)
     group.add_argument(
-        *flags,
-        dest="output",
-        choices=FORMATS,
-        default="table",
-        help="output format (default: table)",
+        "-o",
+        "--output",
+        type=_format_type(formats, hint),
+        default=default,
+        metavar="|".join(formats),
+        help=f"output format (default: {default})",
     )
     group.add_argument(
         "--debug",

@@ -22,15 +22,16 @@ import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from flarekit._tables import text_table
 from flarekit.cli._cluster import cluster_config
-from flarekit.cli._common import add_common, connect, namespace_of
+from flarekit.cli._common import add_common, connect, namespace_of, seconds
 from flarekit.cli._exit import UsageError
-from flarekit.cli._output import emit
+from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
+from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
 
 if TYPE_CHECKING:
     from flarekit import Client, RayJob, TrainJob
+    from flarekit_models._base import KubeResource
 
 __all__ = ["JobNotFound", "register"]
 
@@ -179,22 +180,39 @@ def _submit(args: argparse.Namespace) -> int:
     client = connect(args)
     job = make_job(kind, params, client).submit()
     status = job.wait(timeout=args.timeout) if args.wait else job.status()
-    emit(status, args.output, args.out)
+    _emit_job(client, job, status, args)
     return 0
+
+
+def _resource(client: Client, job: RayJob | TrainJob) -> KubeResource:
+    """The job's object as stored (what ``-o yaml|json|name`` print)."""
+    from flarekit import RayJob
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    kind: type[KubeResource] = RayJobModel if isinstance(job, RayJob) else TrainJobModel
+    return client.get(kind, job.name, namespace=job.namespace)
+
+
+def _emit_job(
+    client: Client, job: RayJob | TrainJob, status: Any, args: argparse.Namespace
+) -> None:
+    if args.output == "table":
+        emit(status, "table", args.out)
+    else:
+        emit_objects([_resource(client, job)], args.output, args.out, table="", single=True)
 
 
 def _status(args: argparse.Namespace) -> int:
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
-    emit(job.status(), args.output, args.out)
+    _emit_job(client, job, job.status(), args)
     return 0
 
 
 def _logs(args: argparse.Namespace) -> int:
     from flarekit import RayJob
 
-    if args.follow and args.output != "table":
-        raise UsageError("--follow prints the log as it comes; leave out --output")
     client = connect(args)
     namespace = namespace_of(args, client)
     job = find_job(client, namespace, args.name, args.kind)
@@ -205,9 +223,7 @@ def _logs(args: argparse.Namespace) -> int:
     else:
         text = job.logs(node=args.node or 0, follow=args.follow, tail=args.tail)
     if isinstance(text, str):
-        kind = "RayJob" if isinstance(job, RayJob) else "TrainJob"
-        data = {"kind": kind, "name": args.name, "namespace": namespace, "log": text}
-        emit(data, args.output, args.out, table=text)
+        emit(None, "table", args.out, table=text)
         return 0
     for line in text:
         args.out.write(line + "\n")
@@ -219,7 +235,7 @@ def _stop(args: argparse.Namespace) -> int:
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
     status = job.stop()
-    emit(status, args.output, args.out)
+    _emit_job(client, job, status, args)
     return 0
 
 
@@ -234,16 +250,24 @@ def _delete(args: argparse.Namespace) -> int:
             raise
         job = None
     if job is not None:
+        resource = _resource(client, job)
         job.delete()
+        if args.output == "name":
+            args.out.write(object_name(resource) + "\n")
+            return 0
+    elif args.output == "name":
+        return 0
     what = f"{type(job).__name__ if job is not None else 'job'} {namespace}/{args.name}"
     table = f"{what} deleted" if job is not None else f"{what} not found: nothing to delete"
-    result = {"name": args.name, "namespace": namespace, "deleted": job is not None}
-    emit(result, args.output, args.out, table=table)
+    emit(None, "table", args.out, table=table)
     return 0
 
 
-def list_jobs(client: Client, namespace: str, kind: str | None) -> list[dict[str, Any]]:
-    """Every RayJob and TrainJob in `namespace` with its state (kinds not served are skipped)."""
+def list_jobs(
+    client: Client, namespace: str, kind: str | None, label_selector: str | None = None
+) -> list[Listed]:
+    """Every RayJob and TrainJob in `namespace` (`ALL_NAMESPACES` for all) with its state,
+    sorted by namespace, name and kind (kinds the cluster does not serve are skipped)."""
     from flarekit import NotFound
     from flarekit._objects import labels_of
     from flarekit._products import QUEUE_LABEL
@@ -252,35 +276,76 @@ def list_jobs(client: Client, namespace: str, kind: str | None) -> list[dict[str
     from flarekit_models.ray.v1 import RayJob as RayJobModel
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
-    rows: list[dict[str, Any]] = []
+    rows: list[Listed] = []
     if kind in (None, "rayjob"):
         try:
-            for ray in client.list(RayJobModel, namespace=namespace):
+            for ray in client.list(RayJobModel, namespace=namespace, label_selector=label_selector):
                 s = status_of(ray, QUEUE_LABEL)
-                row = {"name": s.name, "kind": "RayJob", "state": s.summary, "queue": s.local_queue}
-                rows.append(row)
+                row = (s.namespace, s.name, "RayJob", s.summary, s.local_queue)
+                rows.append(_row(row, s.message or s.reason, ray))
         except NotFound:
             pass  # KubeRay is not installed
     if kind in (None, "trainjob"):
         try:
-            for train in client.list(TrainJobModel, namespace=namespace):
+            listed = client.list(TrainJobModel, namespace=namespace, label_selector=label_selector)
+            for train in listed:
                 t = trainjob_status(train)
-                row = {"name": t.name, "kind": "TrainJob", "state": t.summary}
-                rows.append({**row, "queue": labels_of(train).get(QUEUE_LABEL)})
+                row = (
+                    t.namespace,
+                    t.name,
+                    "TrainJob",
+                    t.summary,
+                    labels_of(train).get(QUEUE_LABEL),
+                )
+                rows.append(_row(row, t.message or t.reason, train))
         except NotFound:
             pass  # Trainer is not installed
-    return sorted(rows, key=lambda r: (r["name"], r["kind"]))
+    return sorted(rows, key=lambda r: r.key)
+
+
+def _row(cells: tuple[str, str, str, str, str | None], detail: str, obj: KubeResource) -> Listed:
+    """A listing row: NAMESPACE NAME KIND STATE QUEUE, and the wide form's MESSAGE."""
+    namespace, name, kind = cells[0], cells[1], cells[2]
+    return Listed((namespace, name, kind), cells, (*cells, detail or None), obj)
+
+
+def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
+    from flarekit import ALL_NAMESPACES
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
+    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+    every = namespace == ALL_NAMESPACES
+    header: tuple[str, ...] = ("NAME", "KIND", "STATE", "QUEUE")
+
+    def read() -> list[Listed]:
+        found = list_jobs(client, namespace, args.kind, args.selector)
+        if every:
+            return found
+        return [Listed(r.key, r.row[1:], r.wide[1:], r.resource) for r in found]
+
+    def title(count: int) -> str:
+        where = "in all namespaces" if every else f"in namespace {namespace}"
+        selected = f" with labels {args.selector}" if args.selector else ""
+        return f"Jobs {where}{selected}: {count}"
+
+    if every:
+        header = ("NAMESPACE", *header)
+    kinds = {"rayjob": (RayJobModel,), "trainjob": (TrainJobModel,)}.get(
+        args.kind or "", (RayJobModel, TrainJobModel)
+    )
+    return Listing(header, (*header, "MESSAGE"), title, read, kinds)
 
 
 def _list(args: argparse.Namespace) -> int:
+    from flarekit import ALL_NAMESPACES
+
     client = connect(args)
-    namespace = namespace_of(args, client)
-    rows = list_jobs(client, namespace, args.kind)
-    header = ("NAME", "KIND", "STATE", "QUEUE")
-    title = f"Jobs in namespace {namespace}: {len(rows)}"
-    cells = [(r["name"], r["kind"], r["state"], r["queue"]) for r in rows]
-    table = text_table(cells, header=header, title=title) if rows else title
-    emit(rows, args.output, args.out, table=table)
+    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    listing = _listing(client, namespace, args)
+    if args.watch:
+        watch(listing, client, namespace, args.output, args.out, timeout=args.timeout)
+    else:
+        show(listing, args.output, args.out)
     return 0
 
 
@@ -332,7 +397,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     submit.add_argument("--memory", help="trainjob: memory per node (e.g. 16Gi)")
     submit.add_argument("--gpus", type=int, help="trainjob: GPUs per node")
     submit.add_argument("--wait", action="store_true", help="wait until the job finishes")
-    submit.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait (3600)")
+    submit.add_argument("--timeout", type=seconds, default=3600.0, help="seconds to wait (3600)")
     add_common(submit)
     submit.set_defaults(run=_submit, takes_command=True)
 
@@ -344,7 +409,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     logs.add_argument("--follow", action="store_true", help="keep printing as lines come")
     logs.add_argument("--tail", type=int, help="only the last N lines")
     logs.add_argument("--node", type=int, help="trainjob: which node's log (0)")
-    add_common(logs)
+    add_common(logs, formats=("table",))
     logs.set_defaults(run=_logs)
 
     stop = _named(sub, "stop", "stop a job and keep it (a queued job's Workload is deactivated)")
@@ -355,10 +420,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     delete.add_argument(
         "--ignore-not-found", action="store_true", help="succeed when there is no such job"
     )
-    add_common(delete)
+    add_common(delete, formats=DELETE_FORMATS)
     delete.set_defaults(run=_delete)
 
     listing = sub.add_parser("list", help="the jobs in a namespace")
     _kind_flag(listing, "only this kind")
-    add_common(listing)
+    add_listing_flags(listing, "jobs")
+    add_common(listing, formats=LIST_FORMATS)
     listing.set_defaults(run=_list)

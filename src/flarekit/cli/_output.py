@@ -1,9 +1,12 @@
-"""Printing results as a table (for people) or as YAML / JSON (for scripts).
+"""Printing results the way kubectl does: a table for people, the API objects for scripts.
 
-Why one place: every command returns a facade object (a status, a listing, details) whose
-``str()`` is already a readable table; ``--output yaml|json`` needs the same object as plain
-data. :func:`to_data` turns dataclasses, enums, dates, models and lists of them into JSON
-types, so every command supports all three formats the same way.
+Why: ``-o`` means ``--output`` in every command, and its formats mean what they mean in
+kubectl. ``table`` (the default) and ``wide`` (more columns) are for people; ``yaml`` and
+``json`` print the Kubernetes objects themselves as the server stored them (one object, or a
+``List`` of them), so the output can be fed back to ``kubectl apply``; ``name`` prints
+``kind.group/name`` per object. Commands without an API object to show (``version``) print
+their data through :func:`emit`; :func:`to_data` turns dataclasses, enums, dates and models
+into JSON types for that.
 """
 
 from __future__ import annotations
@@ -13,12 +16,33 @@ import datetime
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-__all__ = ["FORMATS", "Format", "emit", "to_data"]
+if TYPE_CHECKING:
+    from flarekit_models._base import KubeResource
 
-Format = Literal["table", "yaml", "json"]
-FORMATS: tuple[Format, ...] = ("table", "yaml", "json")
+__all__ = [
+    "DATA_FORMATS",
+    "DELETE_FORMATS",
+    "GET_FORMATS",
+    "LIST_FORMATS",
+    "Format",
+    "dump",
+    "emit",
+    "emit_objects",
+    "object_name",
+    "to_data",
+]
+
+Format = Literal["table", "wide", "name", "yaml", "json"]
+#: Commands that show listings: every format.
+LIST_FORMATS: tuple[Format, ...] = ("table", "wide", "name", "yaml", "json")
+#: Commands that show one object.
+GET_FORMATS: tuple[Format, ...] = ("table", "name", "yaml", "json")
+#: Commands that delete: what was deleted, as a sentence or as names.
+DELETE_FORMATS: tuple[Format, ...] = ("table", "name")
+#: Commands whose result is not an API object (``version``).
+DATA_FORMATS: tuple[Format, ...] = ("table", "yaml", "json")
 
 
 def to_data(value: Any) -> Any:
@@ -45,15 +69,53 @@ def to_data(value: Any) -> Any:
     return str(value)
 
 
-def emit(value: Any, fmt: Format, out: TextIO, *, table: str | None = None) -> None:
-    """Print `value` in `fmt`; `table` replaces ``str(value)`` for the table format."""
+def dump(data: Any, fmt: Format) -> str:
     if fmt == "json":
-        out.write(json.dumps(to_data(value), indent=2, sort_keys=False) + "\n")
-    elif fmt == "yaml":
-        import yaml
+        return json.dumps(data, indent=2, sort_keys=False) + "\n"
+    import yaml
 
-        out.write(yaml.safe_dump(to_data(value), sort_keys=False, default_flow_style=False))
+    return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
+
+
+def emit(value: Any, fmt: Format, out: TextIO, *, table: str | None = None) -> None:
+    """Print `value` in `fmt` (table, yaml or json); `table` replaces ``str(value)``."""
+    if fmt in ("json", "yaml"):
+        out.write(dump(to_data(value), fmt))
     else:
         text = str(value) if table is None else table
+        out.write(text.rstrip("\n") + "\n")
+    out.flush()
+
+
+def object_name(obj: KubeResource) -> str:
+    """kubectl's ``-o name`` form: ``raycluster.ray.io/demo`` (``pod/x`` for the core group)."""
+    from flarekit._objects import name_of
+
+    info = type(obj).resource_info()
+    kind = info.kind.lower() + (f".{info.group}" if info.group else "")
+    return f"{kind}/{name_of(obj)}"
+
+
+def emit_objects(
+    objects: Sequence[KubeResource],
+    fmt: Format,
+    out: TextIO,
+    *,
+    table: str,
+    wide: str | None = None,
+    single: bool = False,
+) -> None:
+    """Print API objects: `table` (or `wide`) as text, the objects themselves as YAML or JSON
+    (`single`: the one object; else a ``v1`` ``List``), or their names one per line."""
+    if fmt in ("yaml", "json"):
+        items = [obj.to_dict() for obj in objects]
+        if single and len(items) == 1:
+            out.write(dump(items[0], fmt))
+        else:
+            out.write(dump({"apiVersion": "v1", "kind": "List", "items": items}, fmt))
+    elif fmt == "name":
+        out.write("".join(object_name(obj) + "\n" for obj in objects))
+    else:
+        text = wide if fmt == "wide" and wide is not None else table
         out.write(text.rstrip("\n") + "\n")
     out.flush()

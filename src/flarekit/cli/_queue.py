@@ -7,11 +7,23 @@ is the platform admin's job (:func:`flarekit.apply_all` and the ``*Spec`` classe
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from flarekit.cli._common import add_common, connect, namespace_of
-from flarekit.cli._output import emit
+from flarekit.cli._output import GET_FORMATS, emit, emit_objects
+
+if TYPE_CHECKING:
+    from flarekit import Client
+    from flarekit_models._base import KubeResource
 
 __all__ = ["register"]
+
+
+def _local_queue_kind(client: Client) -> type[KubeResource]:
+    from flarekit.kueue._models import kueue_model
+
+    kind: type[KubeResource] = kueue_model(client, "LocalQueue")
+    return kind
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -19,7 +31,11 @@ def _list(args: argparse.Namespace) -> int:
 
     client = connect(args)
     namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
-    emit(list_queues(client, namespace), args.output, args.out)
+    if args.output == "table":
+        emit(list_queues(client, namespace), "table", args.out)
+        return 0
+    queues = client.list(_local_queue_kind(client), namespace=namespace)
+    emit_objects(list(queues), args.output, args.out, table="")
     return 0
 
 
@@ -27,7 +43,13 @@ def _status(args: argparse.Namespace) -> int:
     from flarekit import queue_status
 
     client = connect(args)
-    emit(queue_status(client, args.name, namespace_of(args, client)), args.output, args.out)
+    namespace = namespace_of(args, client)
+    status = queue_status(client, args.name, namespace)
+    if args.output == "table":
+        emit(status, "table", args.out)
+        return 0
+    queue = client.get(_local_queue_kind(client), args.name, namespace=namespace)
+    emit_objects([queue], args.output, args.out, table="", single=True)
     return 0
 
 
@@ -38,7 +60,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     listing = sub.add_parser("list", help="the LocalQueues of a namespace, with usage and quota")
     listing.add_argument("-A", "--all-namespaces", action="store_true", help="in every namespace")
-    add_common(listing)
+    add_common(listing, formats=GET_FORMATS)
     listing.set_defaults(run=_list)
 
     status = sub.add_parser("status", help="one LocalQueue and its ClusterQueue's quota")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from flarekit._tables import text_table
 from flarekit.cli._common import add_common, connect
-from flarekit.cli._output import emit, to_data
+from flarekit.cli._output import DATA_FORMATS, emit, to_data
 
 if TYPE_CHECKING:
     from flarekit import Client
@@ -146,5 +146,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument(
         "--all-groups", action="store_true", help="every served API group, not only flarekit's"
     )
-    add_common(p)
+    add_common(p, formats=DATA_FORMATS)
     p.set_defaults(run=_version)

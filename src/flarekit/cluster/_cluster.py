@@ -187,6 +187,15 @@ class Cluster:
         pods = pod_names(self.client, self.namespace, [{"ray.io/cluster": self.name}])
         return events_about(self.client, self.namespace, [*subjects, *pods], workloads_of=subjects)
 
+    def resource(self) -> KubeResource:
+        """The object the cluster is on the server, as stored: its AppWrapper when wrapped,
+        else its RayCluster (`NotFound` if it does not exist). ``kubectl get -o yaml`` shows
+        the same object."""
+        raycluster, wrapper = self._read()
+        top = wrapper if wrapper is not None else raycluster
+        assert top is not None, "_read raises NotFound when neither exists"
+        return top
+
     def cluster_uri(self) -> str:
         """The Ray client address inside the Kubernetes cluster: ``ray://<svc>.<ns>.svc:10001``.
 

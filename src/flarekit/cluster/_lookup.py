@@ -11,9 +11,10 @@ the RayCluster it made, so a wrapped cluster shows up once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from flarekit._objects import name_of
+from flarekit._objects import metadata_of, name_of
 from flarekit._tables import html_table, text_table
 from flarekit.client._errors import NotFound
 from flarekit.cluster._cluster import Cluster
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
 
 R = TypeVar("R", bound="KubeResource")
 
-__all__ = ["ClusterList", "get_cluster", "list_all_clusters", "list_all_queued"]
+__all__ = [
+    "ClusterList",
+    "FoundCluster",
+    "find_clusters",
+    "get_cluster",
+    "list_all_clusters",
+    "list_all_queued",
+]
 
 _HEADER = ("NAME", "STATE", "WORKERS", "QUEUE", "APPWRAPPER", "REASON")
 
@@ -44,20 +52,37 @@ class ClusterList(list[ClusterStatus]):
         super().__init__(items)
         self.namespace = namespace
 
+    @property
+    def _every_namespace(self) -> bool:
+        from flarekit.client._resource import ALL_NAMESPACES
+
+        return self.namespace == ALL_NAMESPACES
+
+    def _header(self) -> tuple[str, ...]:
+        return ("NAMESPACE", *_HEADER) if self._every_namespace else _HEADER
+
     def _rows(self) -> list[tuple[object, ...]]:
-        return [(s.name, s.state.value, s.workers, s.queue, s.appwrapper, s.reason) for s in self]
+        rows: list[tuple[object, ...]] = [
+            (s.name, s.state.value, s.workers, s.queue, s.appwrapper, s.reason) for s in self
+        ]
+        if self._every_namespace:
+            return [(s.namespace, *row) for s, row in zip(self, rows, strict=True)]
+        return rows
 
     def _title(self) -> str:
-        where = f" in namespace {self.namespace}" if self.namespace else ""
+        if self._every_namespace:
+            where = " in all namespaces"
+        else:
+            where = f" in namespace {self.namespace}" if self.namespace else ""
         return f"Ray clusters{where}: {len(self)}"
 
     def __str__(self) -> str:
         if not self:
             return self._title()
-        return text_table(self._rows(), header=_HEADER, title=self._title())
+        return text_table(self._rows(), header=self._header(), title=self._title())
 
     def _repr_html_(self) -> str:
-        return html_table(self._rows(), header=_HEADER, title=self._title())
+        return html_table(self._rows(), header=self._header(), title=self._title())
 
 
 def _client(client: Client | None) -> Client:
@@ -137,41 +162,75 @@ def _not_found(name: str, namespace: str) -> NotFound:
     )
 
 
-def _list(client: Client, kind: type[R], namespace: str) -> list[R]:
+def _list(
+    client: Client, kind: type[R], namespace: str, label_selector: str | None = None
+) -> list[R]:
     try:
-        return list(client.list(kind, namespace=namespace))
+        return list(client.list(kind, namespace=namespace, label_selector=label_selector))
     except NotFound:  # the kind is not served (e.g. no AppWrapper controller installed)
         return []
 
 
+def _key(obj: KubeResource) -> tuple[str, str]:
+    meta = metadata_of(obj)
+    return ((meta.namespace or "") if meta is not None else "", name_of(obj))
+
+
+@dataclass(frozen=True)
+class FoundCluster:
+    """One Ray cluster as listed: its status, and the object it is on the server (its
+    AppWrapper when wrapped, else its RayCluster)."""
+
+    status: ClusterStatus
+    resource: KubeResource
+
+
+def find_clusters(
+    client: Client, namespace: str, *, label_selector: str | None = None
+) -> list[FoundCluster]:
+    """Every Ray cluster in `namespace` (`ALL_NAMESPACES` for all), sorted by namespace and
+    name; with `label_selector`, those whose top object (the AppWrapper of a wrapped one)
+    has matching labels."""
+    from flarekit.cluster._wrapper import appwrapper_kind
+    from flarekit_models.ray.v1 import RayCluster
+
+    rayclusters = _list(client, RayCluster, namespace)
+    matching = (
+        {_key(rc) for rc in _list(client, RayCluster, namespace, label_selector)}
+        if label_selector
+        else {_key(rc) for rc in rayclusters}
+    )
+    wrappers = {
+        _key(w): w
+        for w in _list(client, appwrapper_kind(client), namespace, label_selector)
+        if _raycluster_template(w.to_dict()) is not None
+    }
+    inside: dict[tuple[str, str], RayCluster] = {}
+    found: list[FoundCluster] = []
+    for rc in rayclusters:
+        ns, _ = _key(rc)
+        owner = owning_appwrapper(rc)
+        if owner and (ns, owner) in wrappers:
+            inside[(ns, owner)] = rc
+        elif _key(rc) in matching and not (owner and label_selector):
+            found.append(FoundCluster(cluster_status(rc, None, namespace=ns), rc))
+    for key, wrapper in wrappers.items():
+        status = cluster_status(inside.get(key), wrapper, namespace=key[0])
+        found.append(FoundCluster(status, wrapper))
+    return sorted(found, key=lambda f: (f.status.namespace, f.status.name))
+
+
 def list_all_clusters(namespace: str | None = None, client: Client | None = None) -> ClusterList:
-    """Every Ray cluster in `namespace` (the client's by default), sorted by name.
+    """Every Ray cluster in `namespace` (the client's by default; `ALL_NAMESPACES` for all),
+    sorted by namespace and name.
 
     An AppWrapper holding a RayCluster is one row, with the RayCluster's state once it
     exists; an AppWrapper still waiting for admission is listed without one.
     """
-    from flarekit.cluster._wrapper import appwrapper_kind
-    from flarekit_models.ray.v1 import RayCluster
-
     client = _client(client)
     ns = namespace or client.namespace or "default"
-    rayclusters = _list(client, RayCluster, ns)
-    wrappers = {
-        name_of(w): w
-        for w in _list(client, appwrapper_kind(client), ns)
-        if _raycluster_template(w.to_dict()) is not None
-    }
-    inside: dict[str, RayCluster] = {}
-    rows: list[ClusterStatus] = []
-    for rc in rayclusters:
-        owner = owning_appwrapper(rc)
-        if owner and owner in wrappers:
-            inside[owner] = rc
-        else:
-            rows.append(cluster_status(rc, None, namespace=ns))
-    for wrapper_name, wrapper in wrappers.items():
-        rows.append(cluster_status(inside.get(wrapper_name), wrapper, namespace=ns))
-    return ClusterList(sorted(rows, key=lambda s: s.name), namespace=ns)
+    rows = [f.status for f in find_clusters(client, ns)]
+    return ClusterList(rows, namespace=ns)
 
 
 def list_all_queued(namespace: str | None = None, client: Client | None = None) -> ClusterList:

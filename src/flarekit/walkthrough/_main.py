@@ -180,6 +180,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     say.say(
         "That is the whole journey. Next: the same code on your cluster with "
         "`python -m flarekit.walkthrough --kubeconfig ~/.kube/config`, or the `flarekit` "
-        "command (`flarekit cluster render -f cluster.yaml -o out/` needs no cluster at all)."
+        "command (`flarekit cluster render -f cluster.yaml --out-dir out/` needs no cluster at all)."
     )
     return 0

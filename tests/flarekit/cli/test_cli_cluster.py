@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
 from cli_support import flarekit, one_error_line
 
 from flarekit.cli import ExitCode
@@ -28,17 +27,13 @@ def test_apply_wait_status_list_down(fake: FakeCluster, namespace: str, tmp_path
     assert resources["requests"]["memory"] == resources["limits"]["memory"] == "3Gi"
     assert stored["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "lq"  # the default
 
-    status = flarekit(fake, "cluster", "status", "demo", "-o", "json", namespace=namespace)
+    status = flarekit(fake, "cluster", "status", "demo", namespace=namespace)
     assert status.code == 0, status
-    data = json.loads(status.out)
-    assert data["state"] == "READY" and data["queue"] == "lq" and data["workers_ready"] == 2
+    assert "READY" in status.out and "lq" in status.out and "2/2" in status.out
 
-    details = flarekit(fake, "cluster", "status", "demo", "--details", "-o", "yaml",
-                       namespace=namespace)  # fmt: skip
+    details = flarekit(fake, "cluster", "status", "demo", "--details", namespace=namespace)
     assert details.code == 0, details
-    described = yaml.safe_load(details.out)
-    assert described["cluster_uri"] == f"ray://demo-head-svc.{namespace}.svc:10001"
-    assert [g["name"] for g in described["groups"]] == ["head", "workers"]
+    assert f"ray://demo-head-svc.{namespace}.svc:10001" in details.out
 
     listed = flarekit(fake, "cluster", "list", namespace=namespace)
     assert listed.code == 0 and "demo" in listed.out and "READY" in listed.out
@@ -54,7 +49,9 @@ def test_appwrapper_cluster_is_listed_once(fake: FakeCluster, namespace: str) ->
     assert applied.code == 0, applied
     assert fake.get("appwrappers", "wrapped", namespace) is not None
     listed = flarekit(fake, "cluster", "list", "-o", "json", namespace=namespace)
-    assert [c["name"] for c in json.loads(listed.out)] == ["wrapped"]
+    assert [c["kind"] for c in json.loads(listed.out)["items"]] == ["AppWrapper"]
+    named = flarekit(fake, "cluster", "list", "-o", "name", namespace=namespace)
+    assert named.out == "appwrapper.workload.codeflare.dev/wrapped\n"
     assert flarekit(fake, "cluster", "down", "wrapped", "--wait", namespace=namespace).code == 0
 
 
@@ -98,10 +95,9 @@ def test_status_and_down_of_a_missing_cluster(fake: FakeCluster, namespace: str)
     assert "ghost" in one_error_line(status)
     down = flarekit(fake, "cluster", "down", "ghost", namespace=namespace)
     assert down.code == ExitCode.API_ERROR
-    ignored = flarekit(fake, "cluster", "down", "ghost", "--ignore-not-found", "-o", "json",
+    ignored = flarekit(fake, "cluster", "down", "ghost", "--ignore-not-found", "-o", "name",
                        namespace=namespace)  # fmt: skip
-    assert ignored.code == 0
-    assert json.loads(ignored.out) == {"name": "ghost", "namespace": namespace, "deleted": False}
+    assert (ignored.code, ignored.out) == (0, "")  # nothing deleted: no name
 
 
 def test_unknown_parameter_in_a_file_names_the_closest(fake: FakeCluster, tmp_path: Path) -> None:

@@ -34,18 +34,22 @@ def test_trainjob_submit_wait_logs_list_delete(fake: FakeCluster, namespace: str
     logs = flarekit(fake, "job", "logs", "train", namespace=namespace)
     assert logs.code == 0, logs
     assert "TrainJob train node 0: started" in logs.out
-    second = flarekit(fake, "job", "logs", "train", "--node", "1", "-o", "json",
-                      namespace=namespace)  # fmt: skip
-    assert json.loads(second.out)["log"].startswith("TrainJob train node 1")
+    second = flarekit(fake, "job", "logs", "train", "--node", "1", namespace=namespace)
+    assert second.out.startswith("TrainJob train node 1")
     followed = flarekit(fake, "job", "logs", "train", "--follow", namespace=namespace)
     assert followed.code == 0 and followed.out == logs.out
 
-    listed = flarekit(fake, "job", "list", "-o", "yaml", namespace=namespace)
-    rows = yaml.safe_load(listed.out)
-    assert rows == [{"name": "train", "kind": "TrainJob",
-                     "state": "Succeeded (AllJobsCompleted)", "queue": "lq"}]  # fmt: skip
+    listed = flarekit(fake, "job", "list", namespace=namespace)
+    assert listed.out.splitlines()[-1].split() == ["train", "TrainJob", "Succeeded",
+                                                    "(AllJobsCompleted)", "lq"]  # fmt: skip
+    # -o yaml|json print the TrainJob as stored, as kubectl would
+    as_list = yaml.safe_load(flarekit(fake, "job", "list", "-o", "yaml", namespace=namespace).out)
+    assert (as_list["kind"], len(as_list["items"])) == ("List", 1)
+    assert as_list["items"][0] == fake.get("trainjobs", "train", namespace)
     status = flarekit(fake, "job", "status", "train", "-o", "json", namespace=namespace)
-    assert json.loads(status.out)["state"] == "Succeeded"
+    assert json.loads(status.out) == fake.get("trainjobs", "train", namespace)
+    named = flarekit(fake, "job", "status", "train", "-o", "name", namespace=namespace)
+    assert named.out == "trainjob.trainer.kubeflow.org/train\n"
 
     deleted = flarekit(fake, "job", "delete", "train", namespace=namespace)
     assert deleted.code == 0 and f"TrainJob {namespace}/train deleted" in deleted.out
@@ -96,7 +100,8 @@ def _until(check: Callable[[], bool], what: str) -> None:
 
 
 def _state(fc: FakeCluster, name: str) -> str:
-    return str(json.loads(flarekit(fc, "job", "status", name, "-o", "json").out)["state"])
+    first = flarekit(fc, "job", "status", name).out.splitlines()[0]  # TrainJob ns/name: State
+    return first.partition(": ")[2].split()[0]
 
 
 def test_stop_deactivates_the_workload_of_a_queued_trainjob(slow: FakeCluster) -> None:
@@ -123,6 +128,7 @@ def test_stop_suspends_a_trainjob_outside_any_queue(slow: FakeCluster) -> None:
     _until(lambda: _state(slow, "unqueued") == "Running", "the job to run")
     stopped = flarekit(slow, "job", "stop", "unqueued", "-o", "json")
     assert stopped.code == 0, stopped
+    assert json.loads(stopped.out)["spec"]["suspend"] is True  # the object as stored
     assert (slow.get("trainjobs", "unqueued") or {})["spec"]["suspend"] is True
     _until(lambda: _state(slow, "unqueued") == "Suspended", "the job to be suspended")
     assert flarekit(slow, "job", "delete", "unqueued").code == 0
@@ -142,7 +148,7 @@ def test_rayjob_on_a_cluster(fake: FakeCluster, namespace: str) -> None:
     assert logs.code == 0 and "Job 'hello-" in logs.out and "succeeded" in logs.out
     status = flarekit(fake, "job", "status", "hello", "--kind", "rayjob", "-o", "json",
                       namespace=namespace)  # fmt: skip
-    assert json.loads(status.out)["job_status"] == "SUCCEEDED"
+    assert json.loads(status.out)["status"]["jobStatus"] == "SUCCEEDED"
     listed = flarekit(fake, "job", "list", namespace=namespace)
     assert "hello  RayJob" in listed.out
     # KubeRay cannot suspend a job on an existing cluster: one clear line, API error
@@ -209,7 +215,7 @@ def test_job_usage_errors(fake: FakeCluster, namespace: str) -> None:
     no_entrypoint = flarekit(fake, "job", "submit", "x", "--kind", "rayjob", namespace=namespace)
     assert no_entrypoint.code == ExitCode.USAGE_ERROR
     follow_json = flarekit(fake, "job", "logs", "x", "--follow", "-o", "json")
-    assert follow_json.code == ExitCode.USAGE_ERROR
+    assert follow_json.code == ExitCode.USAGE_ERROR  # a log is text: no -o json
     trailing = flarekit(fake, "job", "list", "--", "oops")
     assert trailing.code == ExitCode.USAGE_ERROR
     assert "unexpected arguments after --" in one_error_line(trailing)

@@ -17,12 +17,16 @@ def test_queue_list_and_status(fake: FakeCluster, namespace: str) -> None:
     assert listed.code == 0, listed
     assert "lq (default)" in listed.out and "cq" in listed.out
     data = yaml.safe_load(flarekit(fake, "queue", "list", "-o", "yaml", namespace=namespace).out)
-    assert [(q["name"], q["cluster_queue"], q["default"]) for q in data] == [("lq", "cq", True)]
+    assert data["kind"] == "List"  # the LocalQueues as stored
+    assert data["items"] == [fake.get("localqueues", "lq", namespace)]
     everywhere = json.loads(flarekit(fake, "queue", "list", "-A", "-o", "json").out)
-    assert {q["namespace"] for q in everywhere} >= {namespace}
-    status = flarekit(fake, "queue", "status", "lq", "-o", "json", namespace=namespace)
-    quota = {(u["resource"], u["quota"]) for u in json.loads(status.out)["usage"]}
-    assert quota == {("cpu", "1000"), ("memory", "1000")}
+    assert {q["metadata"]["namespace"] for q in everywhere["items"]} >= {namespace}
+    status = flarekit(fake, "queue", "status", "lq", namespace=namespace)
+    assert "cpu" in status.out and "1000" in status.out
+    as_json = flarekit(fake, "queue", "status", "lq", "-o", "json", namespace=namespace)
+    assert json.loads(as_json.out)["spec"]["clusterQueue"] == "cq"
+    named = flarekit(fake, "queue", "status", "lq", "-o", "name", namespace=namespace)
+    assert named.out == "localqueue.kueue.x-k8s.io/lq\n"
     missing = flarekit(fake, "queue", "status", "nope", namespace=namespace)
     assert missing.code == ExitCode.API_ERROR
     assert "nope" in one_error_line(missing)

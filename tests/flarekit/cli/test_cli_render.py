@@ -47,7 +47,7 @@ def _offline(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 def test_render_writes_yaml_without_any_kubeconfig(tmp_path: Path) -> None:
     (tmp_path / "cfg.yaml").write_text(CONFIG)
-    done = _offline(tmp_path, "cluster", "render", "-f", "cfg.yaml", "-o", "out/")
+    done = _offline(tmp_path, "cluster", "render", "-f", "cfg.yaml", "--out-dir", "out/")
     assert done.returncode == 0, done.stderr
     written = tmp_path / "out" / "raycluster-demo.yaml"
     assert done.stderr.strip() == "wrote out/raycluster-demo.yaml"
@@ -65,7 +65,7 @@ def test_render_writes_yaml_without_any_kubeconfig(tmp_path: Path) -> None:
 def test_render_appwrapper_as_json_with_flags_over_the_file(tmp_path: Path) -> None:
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     done = _offline(tmp_path, "cluster", "render", "-f", "cfg.yaml", "--appwrapper",
-                    "--num-workers", "5", "--output", "json", "-o", "manifests")  # fmt: skip
+                    "--num-workers", "5", "-o", "json", "--out-dir", "manifests")  # fmt: skip
     assert done.returncode == 0, done.stderr
     obj = json.loads((tmp_path / "manifests" / "appwrapper-demo.json").read_text())
     assert obj["kind"] == "AppWrapper"
@@ -89,7 +89,7 @@ def test_render_to_stdout_and_from_stdin(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_invalid_render_writes_nothing_and_says_one_line(tmp_path: Path) -> None:
     done = _offline(tmp_path, "cluster", "render", "bad", "--num-workers", "-3",
-                    "--worker-memory", "8Gb", "-o", "out")  # fmt: skip
+                    "--worker-memory", "8Gb", "--out-dir", "out")  # fmt: skip
     assert done.returncode == ExitCode.VALIDATION_ERROR
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
