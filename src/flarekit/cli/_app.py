@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TextIO
 
-from flarekit.cli import _cluster, _job, _queue, _version
+from flarekit.cli import _cluster, _dev, _job, _queue, _version
 from flarekit.cli._exit import ExitCode, UsageError, classify, one_line
 
 __all__ = ["build_parser", "main"]
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="group", required=True, metavar="COMMAND", parser_class=_Parser
     )
-    for group in (_cluster, _job, _queue, _version):
+    for group in (_cluster, _job, _queue, _dev, _version):
         group.register(commands)
     return parser
 
@@ -67,6 +67,10 @@ def main(
     err = err if err is not None else sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in raw
+    if not raw:  # usage, as kubectl and git print it, rather than an error
+        out.write(build_parser().format_help())
+        out.flush()
+        return int(ExitCode.OK)
     try:
         head, command = _split_command(raw)
         args = build_parser().parse_args(head)
