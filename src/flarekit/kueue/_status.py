@@ -105,11 +105,24 @@ class QueueStatus(HtmlStatus):
 
 
 class QueueList(list[QueueStatus]):
-    """The result of `list_queues`: a list, printed as a table (`table()`, HTML in Jupyter)."""
+    """The result of `list_queues`: a list, printed as a table (`table()`, HTML in Jupyter).
+
+    `namespace` is where it looked (``"*"``: every namespace), so that an empty listing says
+    where there was nothing."""
+
+    def __init__(self, items: Iterable[QueueStatus] = (), *, namespace: str = "") -> None:
+        super().__init__(items)
+        self.namespace = namespace
 
     def table(self) -> str:
         if not self:
-            return "No LocalQueues found."
+            if self.namespace == ALL_NAMESPACES:
+                return "No LocalQueues in any namespace."
+            return (
+                f"No LocalQueues in namespace {self.namespace!r}."
+                if self.namespace
+                else ("No LocalQueues found.")
+            )
         return text_table([q.row() for q in self], header=_HEADER)
 
     def _repr_html_(self) -> str:
@@ -213,14 +226,16 @@ def list_queues(client: Client, namespace: str | None = None) -> QueueList:
     """The LocalQueues of `namespace` (the client's by default; ``"*"`` for every namespace)
     with their ClusterQueues' quota and usage, sorted by namespace and name."""
     kind = kueue_model(client, "LocalQueue")
+    where = namespace or client.namespace or "default"
     locals_ = sorted(
-        client.list(kind, namespace=namespace or client.namespace),
+        client.list(kind, namespace=where),
         key=lambda q: (str(q.metadata.namespace), str(q.metadata.name)),
     )
     wanted = {str(q.spec.cluster_queue) for q in locals_ if q.spec and q.spec.cluster_queue}
     clusters = _cluster_queues(client, wanted) if wanted else {}
     return QueueList(
-        _status_of(q, clusters.get(str(getattr(q.spec, "cluster_queue", "")))) for q in locals_
+        (_status_of(q, clusters.get(str(getattr(q.spec, "cluster_queue", "")))) for q in locals_),
+        namespace=where,
     )
 
 

@@ -168,7 +168,10 @@ def test_unreadable_cluster_queues_leave_quota_unknown(fc: FakeCluster, client: 
 def test_empty_namespace_and_missing_queue(fc: FakeCluster, client: Client) -> None:
     ns = new_namespace(fc)
     assert list_queues(client, ns) == []
-    assert list_queues(client, ns).table() == "No LocalQueues found."
+    assert list_queues(client, ns).table() == f"No LocalQueues in namespace {ns!r}."
+    assert list_queues(client, ALL_NAMESPACES).__class__(namespace=ALL_NAMESPACES).table() == (
+        "No LocalQueues in any namespace."
+    )
     with pytest.raises(NotFound):
         queue_status(client, "nope", ns)
     with pytest.raises(ValueError, match="one namespace"):
