@@ -28,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,15 @@ if TYPE_CHECKING:
     from flarekit_models.networking.v1 import Ingress
     from flarekit_models.ray.v1 import RayCluster
 
-__all__ = ["NAMESPACE", "QUEUE", "SIMULATED_NOTE", "expose_dashboards", "prepare", "serve"]
+__all__ = [
+    "NAMESPACE",
+    "QUEUE",
+    "SIMULATED_NOTE",
+    "expose_dashboards",
+    "practice_cluster",
+    "prepare",
+    "serve",
+]
 
 NAMESPACE = "team-a"
 QUEUE = "team-a-queue"
@@ -131,18 +140,18 @@ def expose_dashboards(client: Client, stop: threading.Event) -> None:
                 return
 
 
-def serve(directory: Path) -> int:
-    """Run the practice cluster until SIGTERM/SIGINT; returns the exit status."""
+@contextlib.contextmanager
+def practice_cluster(kubeconfig: Path) -> Iterator[FakeCluster]:
+    """The prepared practice cluster, serving while the block runs, with a kubeconfig for it
+    (context namespace ``team-a``) written to `kubeconfig` and removed at the end."""
     import yaml
 
     from flarekit import Client, from_kubeconfig
     from flarekit.walkthrough._practice import start_practice_cluster
 
+    fake = start_practice_cluster()
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    kubeconfig, ready = directory / "kubeconfig", directory / "ready"
-    fake: FakeCluster = start_practice_cluster()
+    exposer: threading.Thread | None = None
     try:
         client = Client(from_kubeconfig(fake.kubeconfig_path))
         prepare(client)
@@ -155,14 +164,28 @@ def serve(directory: Path) -> int:
             target=expose_dashboards, args=(client, stop), name="dashboards", daemon=True
         )
         exposer.start()
-        ready.write_text(json.dumps({"pid": os.getpid(), "server": fake.url}), encoding="utf-8")
-        stop.wait()
-        exposer.join(timeout=5)
-        return 0
+        yield fake
     finally:
-        ready.unlink(missing_ok=True)
+        stop.set()
+        if exposer is not None:
+            exposer.join(timeout=5)
         kubeconfig.unlink(missing_ok=True)
         fake.stop()
+
+
+def serve(directory: Path) -> int:
+    """Run the practice cluster until SIGTERM/SIGINT; returns the exit status."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    ready = directory / "ready"
+    with practice_cluster(directory / "kubeconfig") as fake:
+        try:
+            ready.write_text(json.dumps({"pid": os.getpid(), "server": fake.url}), "utf-8")
+            stop.wait()
+        finally:
+            ready.unlink(missing_ok=True)
+    return 0
 
 
 if __name__ == "__main__":
