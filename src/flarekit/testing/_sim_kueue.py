@@ -46,6 +46,7 @@ from flarekit.testing._sim_base import (
     suffix,
 )
 from flarekit.testing._sim_pytorchjob import run_policy_suspended
+from flarekit.testing._sim_queue_usage import report_queue_usage
 from flarekit.testing._store import Event
 
 if TYPE_CHECKING:
@@ -187,6 +188,9 @@ class KueueController(SimController):
                 "spec": {"queueName": meta["labels"][QUEUE_LABEL], "podSets": sets},
             }
         )
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        report_queue_usage(cluster)
 
     # -- admission ------------------------------------------------------------------------------
 
