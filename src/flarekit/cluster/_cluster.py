@@ -275,7 +275,9 @@ class Cluster:
         installed, since Kueue may still take or hold it).
 
         Validates first (`ConfigError`, nothing sent), then resolves the Kueue queue
-        (`QueueNotFound`, nothing created) and checks the object against the KubeRay (and
+        (`QueueNotFound`, nothing created), refuses autoscaling under Kueue and a priority
+        class the server does not have (`ConfigError`, see `flarekit.cluster._prechecks`),
+        and checks the object against the KubeRay (and
         AppWrapper) release the cluster runs (`FieldUnavailable` naming the option, nothing
         created; see `flarekit.compat.prepare_write`). `force=True` takes over fields another
         manager owns instead of raising `Conflict`.
@@ -286,6 +288,10 @@ class Cluster:
         are refused (`ConfigError`, nothing created) rather than written as labels nothing
         would act on, and no default LocalQueue is looked up.
         """
+        from flarekit.cluster._prechecks import (
+            check_priority_class,
+            refuse_autoscaling_under_kueue,
+        )
         from flarekit.cluster._render import render
         from flarekit.cluster._wrapper import appwrapper_version, is_mcad, refuse_kueue_options
         from flarekit.compat import prepare_write
@@ -303,6 +309,8 @@ class Cluster:
             opt_out_of_queue(self.client, namespace, f"{top} {namespace}/{self.config.name}")
         else:
             queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
+            refuse_autoscaling_under_kueue(self.client, self.config, queue)
+            check_priority_class(self.client, self.config)
         # Validated above: a copy with the resolved namespace and queue, not checked again.
         config = copy.copy(self.config)
         config.namespace, config.local_queue = namespace, queue
