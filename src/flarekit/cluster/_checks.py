@@ -249,6 +249,8 @@ def _check_worker_groups(
         _check_group_image_version(report, shown + "image", group.image, config)
         _check_resources(report, group, "", shown, mapping)
         _check_replicas(report, group, shown)
+        _check_envs(report, group.envs, shown + "envs")
+        check_labels(report, shown + "labels", group.labels)
 
 
 def _check_group_image_version(
@@ -333,12 +335,12 @@ def _check_storage(report: ValidationReport, config: ClusterConfiguration) -> No
             )
 
 
-def _check_envs(report: ValidationReport, envs: object) -> None:
+def _check_envs(report: ValidationReport, envs: object, field: str = "envs") -> None:
     if not isinstance(envs, Mapping):
-        report.add("envs", envs, "expected a dict", "a dict of variable names to string values")
+        report.add(field, envs, "expected a dict", "a dict of variable names to string values")
         return
     for key, value in envs.items():
-        where = f"envs[{key!r}]"
+        where = f"{field}[{key!r}]"
         if not isinstance(key, str) or not _ENV_NAME.fullmatch(key):
             report.add(where, key, "not an environment variable name", "printable ASCII, no '='")
         if not isinstance(value, str):

@@ -69,7 +69,8 @@ class ClusterConfiguration:
       ``worker_cpu_requests`` / ``_limits`` (1 / 1), ``worker_memory_requests`` / ``_limits``
       (2 / 2), ``worker_extended_resource_requests``, ``worker_tolerations``,
       ``worker_node_selector``, ``worker_group_name`` (``"workers"``).
-    * ``worker_groups``: extra :class:`WorkerGroup` s.
+    * ``worker_groups``: extra :class:`WorkerGroup` s, each with its own resources, image,
+      tolerations, node selector, ``envs`` (over the cluster's) and pod ``labels``.
     * ``extended_resource_mapping``: more device resources and the Ray resource each one
       becomes (``{"example.com/fpga": "FPGA"}``); these win over the built-in ones
       (``nvidia.com/gpu``, ``amd.com/gpu``, ``intel.com/gpu`` -> ``GPU``, ``google.com/tpu``

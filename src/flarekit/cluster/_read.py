@@ -135,6 +135,18 @@ def _gcs(spec: Mapping[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+def _envs(container: Mapping[str, Any], minus: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A container's plain environment variables; `minus`: leave out those it shares, with
+    the same value, with the cluster (a worker group's own ones are what remains)."""
+    found = {
+        e["name"]: e.get("value", "")
+        for e in map(_map, _list(container.get("env")))
+        if "name" in e and "valueFrom" not in e
+    }
+    shared = minus or {}
+    return {k: v for k, v in found.items() if shared.get(k) != v}
+
+
 def from_raycluster(
     obj: Any, *, extended_resource_mapping: Mapping[str, str] | None = None
 ) -> ClusterConfiguration:
@@ -162,11 +174,7 @@ def from_raycluster(
         "image": image,
         "ray_version": ray_version,
         **head.resource_kwargs("head_"),
-        "envs": {
-            e["name"]: e.get("value", "")
-            for e in map(_map, _list(head.container.get("env")))
-            if "name" in e and "valueFrom" not in e
-        },
+        "envs": _envs(head.container),
         "volumes": _list(head.spec.get("volumes")),
         "volume_mounts": _list(head.container.get("volumeMounts")),
         "image_pull_secrets": [
@@ -198,6 +206,8 @@ def from_raycluster(
                 image=None if group_image == image else group_image,
                 **pod.resource_kwargs(""),
                 **_replicas(group),
+                envs=_envs(pod.container, minus=kwargs["envs"]),
+                labels=_map(_map(_map(group.get("template")).get("metadata")).get("labels")),
             )
         )
     kwargs["worker_groups"] = extra

@@ -129,12 +129,15 @@ def _pod_template(
     resources: dict[str, Any],
     tolerations: list[Any],
     node_selector: dict[str, str],
+    group: WorkerGroup | None = None,
 ) -> dict[str, Any]:
+    """A Ray node's pod template; a worker `group`'s own envs win over the cluster's."""
     container: dict[str, Any] = {"name": container_name, "image": image}
     if resources:
         container["resources"] = resources
-    if config.envs:
-        container["env"] = [{"name": k, "value": v} for k, v in config.envs.items()]
+    envs = {**config.envs, **(group.envs if group is not None else {})}
+    if envs:
+        container["env"] = [{"name": k, "value": v} for k, v in envs.items()]
     if config.volume_mounts:
         container["volumeMounts"] = _dumped(config.volume_mounts)
     spec: dict[str, Any] = {"containers": [container]}
@@ -146,6 +149,8 @@ def _pod_template(
         spec["nodeSelector"] = dict(node_selector)
     if config.image_pull_secrets:
         spec["imagePullSecrets"] = [{"name": s} for s in config.image_pull_secrets]
+    if group is not None and group.labels:
+        return {"metadata": {"labels": dict(group.labels)}, "spec": spec}
     return {"spec": spec}
 
 
@@ -172,6 +177,7 @@ def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> dict[str,
             resources,
             group.tolerations,
             group.node_selector,
+            group,
         ),
     }
 

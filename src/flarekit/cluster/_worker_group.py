@@ -39,3 +39,8 @@ class WorkerGroup:
     image: str | None = None
     tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
     node_selector: dict[str, str] = field(default_factory=dict)
+    #: Environment variables of this group's Ray containers, over the cluster's ``envs``
+    #: (a name in both takes this group's value).
+    envs: dict[str, str] = field(default_factory=dict)
+    #: Labels on this group's pods (not on the RayCluster: that is the cluster's ``labels``).
+    labels: dict[str, str] = field(default_factory=dict)
