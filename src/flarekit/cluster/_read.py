@@ -68,7 +68,8 @@ class _Pod:
     """The parts of a group's pod template a configuration describes."""
 
     def __init__(self, group: Mapping[str, Any]) -> None:
-        self.spec = _map(_map(group.get("template")).get("spec"))
+        self.template = _map(group.get("template"))
+        self.spec = _map(self.template.get("spec"))
         containers = _list(self.spec.get("containers"))
         self.container = _map(containers[0]) if containers else {}
         self.resources = _map(self.container.get("resources"))
@@ -85,6 +86,13 @@ class _Pod:
             prefix + "tolerations": _list(self.spec.get("tolerations")),
             prefix + "node_selector": _map(self.spec.get("nodeSelector")),
         }
+
+    def labels(self) -> dict[str, str]:
+        """The labels of the group's pods (read through the generated model)."""
+        from flarekit_models.core.v1 import PodTemplateSpec
+
+        meta = PodTemplateSpec.model_validate(self.template).metadata
+        return dict(meta.labels or {}) if meta is not None else {}
 
 
 def _replicas(group: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,12 +143,12 @@ def _gcs(spec: Mapping[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _envs(container: Mapping[str, Any], minus: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A container's plain environment variables; `minus`: leave out those it shares, with
-    the same value, with the cluster (a worker group's own ones are what remains)."""
+def _envs(pod: _Pod, minus: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Ray container's plain environment variables; `minus`: leave out those it shares,
+    with the same value, with the cluster (a worker group's own ones are what remains)."""
     found = {
         e["name"]: e.get("value", "")
-        for e in map(_map, _list(container.get("env")))
+        for e in map(_map, _list(pod.container.get("env")))
         if "name" in e and "valueFrom" not in e
     }
     shared = minus or {}
@@ -168,13 +176,14 @@ def from_raycluster(
 
     image = head.container.get("image")
     ray_version = spec.get("rayVersion")
+    cluster_envs = _envs(head)
 
     kwargs: dict[str, Any] = {
         "namespace": metadata.get("namespace"),
         "image": image,
         "ray_version": ray_version,
         **head.resource_kwargs("head_"),
-        "envs": _envs(head.container),
+        "envs": cluster_envs,
         "volumes": _list(head.spec.get("volumes")),
         "volume_mounts": _list(head.container.get("volumeMounts")),
         "image_pull_secrets": [
@@ -206,8 +215,8 @@ def from_raycluster(
                 image=None if group_image == image else group_image,
                 **pod.resource_kwargs(""),
                 **_replicas(group),
-                envs=_envs(pod.container, minus=kwargs["envs"]),
-                labels=_map(_map(_map(group.get("template")).get("metadata")).get("labels")),
+                envs=_envs(pod, minus=cluster_envs),
+                labels=pod.labels(),
             )
         )
     kwargs["worker_groups"] = extra
