@@ -32,6 +32,7 @@ from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
 from flarekit.cluster._defaults import DEFAULT_IMAGE_REPOSITORY, DEFAULT_RAY_VERSION, MEMORY_UNIT
+from flarekit.cluster._names import suggest_names
 from flarekit.cluster._worker_group import QuantityValue, WorkerGroup
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 
+@suggest_names
 @dataclass
 class ClusterConfiguration:
     """A Ray cluster: one head, a main worker group and optional extra worker groups.
@@ -89,8 +91,10 @@ class ClusterConfiguration:
       "key": ...}``), ``external_storage_namespace``: GCS fault tolerance with external Redis.
 
     CodeFlare SDK's deprecated names (``head_cpus``, ``min_cpus``, ``max_memory``,
-    ``num_gpus``, ...) are not accepted; use the ``*_requests`` / ``*_limits`` and
-    ``*_extended_resource_requests`` parameters. There is no ``write_to_file``:
+    ``num_gpus``, ...) are not accepted: they, and any other unknown name, raise
+    :class:`~flarekit.cluster._names.UnknownParameter` (a ``ConfigError`` and a ``TypeError``)
+    naming the parameter to use instead (the ``*_requests`` / ``*_limits`` and
+    ``*_extended_resource_requests`` parameters). There is no ``write_to_file``:
     ``to_yaml(config)`` gives the text to write.
     """
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from flarekit.cluster._names import suggest_names
+
 if TYPE_CHECKING:
     from flarekit_models.core.v1 import Toleration
 
@@ -14,6 +16,7 @@ __all__ = ["QuantityValue", "WorkerGroup"]
 QuantityValue = int | float | str
 
 
+@suggest_names
 @dataclass
 class WorkerGroup:
     """An additional group of Ray workers, e.g. GPU workers beside CPU workers.
