@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flarekit._validation import ConfigError, Problem
-from flarekit.cli._common import add_common, connect, namespace_of, seconds
+from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
 from flarekit.cli._exit import UsageError
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
@@ -276,7 +276,7 @@ def _yaml(data: Mapping[str, Any]) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cluster`` and its subcommands."""
-    group = commands.add_parser("cluster", help="Ray clusters", description=__doc__)
+    group = commands.add_parser("cluster", help="Ray clusters", description=plain_text(__doc__))
     sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     apply = sub.add_parser("apply", help="create or update a Ray cluster")

@@ -10,6 +10,7 @@ a kubeconfig.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,17 @@ from flarekit.cli._output import GET_FORMATS, Format
 if TYPE_CHECKING:
     from flarekit import Client
 
-__all__ = ["add_common", "connect", "namespace_of", "seconds"]
+__all__ = ["add_common", "connect", "namespace_of", "plain_text", "seconds"]
+
+_ROLE = re.compile(r":[a-z]+:`~?(?:[\w.]+\.)?([^`]+)`")
+
+
+def plain_text(doc: str | None) -> str:
+    """A module docstring as ``--help`` shows it: reStructuredText roles and literals become
+    plain words (``:class:`~flarekit.Cluster``` -> ``Cluster``, double backquotes dropped)."""
+    text = _ROLE.sub(r"\1", doc or "")
+    text = text.replace("``", "").replace("`", "")
+    return text.replace("::\n", ":\n")
 
 
 def seconds(text: str) -> float:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from flarekit.cli._cluster import cluster_config
-from flarekit.cli._common import add_common, connect, namespace_of, seconds
+from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
 from flarekit.cli._exit import UsageError
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
@@ -368,7 +368,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group = commands.add_parser(
         "job",
         help="RayJobs and TrainJobs",
-        description=__doc__,
+        description=plain_text(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")

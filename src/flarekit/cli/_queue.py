@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from flarekit.cli._common import add_common, connect, namespace_of
+from flarekit.cli._common import add_common, connect, namespace_of, plain_text
 from flarekit.cli._output import GET_FORMATS, emit, emit_objects
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _status(args: argparse.Namespace) -> int:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``queue`` and its subcommands."""
-    group = commands.add_parser("queue", help="Kueue LocalQueues", description=__doc__)
+    group = commands.add_parser("queue", help="Kueue LocalQueues", description=plain_text(__doc__))
     sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     listing = sub.add_parser("list", help="the LocalQueues of a namespace, with usage and quota")

@@ -138,3 +138,12 @@ def test_an_unknown_output_format_names_the_formats(fake: FakeCluster) -> None:
     result = flarekit(fake, "job", "list", "-o", "xml")
     assert result.code == ExitCode.USAGE_ERROR
     assert "table, wide, name, yaml, json" in one_error_line(result)
+
+
+@pytest.mark.parametrize("group", ["cluster", "job", "queue", "dev"])
+def test_help_is_plain_text(group: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert flarekit(None, group, "--help").code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"usage: flarekit {group}")
+    for markup in ("``", ":class:", ":func:", ":mod:"):
+        assert markup not in shown, shown
