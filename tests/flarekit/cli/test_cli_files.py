@@ -133,7 +133,9 @@ def test_no_broken_file_is_an_internal_error(tmp_path: Path, seed: int) -> None:
         path = tmp_path / f"case-{case}.yaml"
         data = broken(VALID, rng, VALUES)
         path.write_bytes(data)
-        result = flarekit(None, "cluster", "render", "-f", str(path), "-o", str(tmp_path / "out"))
+        result = flarekit(
+            None, "cluster", "render", "-f", str(path), "--out-dir", str(tmp_path / "out")
+        )
         assert result.code in {ExitCode.OK, ExitCode.USAGE_ERROR, ExitCode.VALIDATION_ERROR}, (
             data[:300],
             result,
