@@ -189,9 +189,6 @@ class KueueController(SimController):
             }
         )
 
-    def after_tick(self, cluster: FakeCluster) -> None:
-        report_queue_usage(cluster)
-
     # -- admission ------------------------------------------------------------------------------
 
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
@@ -357,6 +354,7 @@ class KueueController(SimController):
             else:
                 state = (True, "Ready", "Can submit new workloads to localQueue")
             self._set_active(cluster, LOCAL_QUEUES, lq, *state)
+        report_queue_usage(cluster)  # admitted, pending and reserving Workloads, flavor usage
 
     @staticmethod
     def _cluster_queue_state(cluster: FakeCluster, cq: JSON) -> tuple[bool, str, str]:
