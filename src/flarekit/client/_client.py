@@ -115,6 +115,11 @@ class Client:
         return self._transport.api_client
 
     @property
+    def timeout(self) -> float:
+        """Seconds each request may take before it counts as unanswered."""
+        return self._transport.timeout
+
+    @property
     def retry(self) -> RetryPolicy:
         """How idempotent requests (and dropped streams) are retried."""
         return self._transport.retry
