@@ -120,6 +120,13 @@ class Client:
         return self._transport.timeout
 
     @property
+    def unanswered_writes(self) -> int:
+        """How many attempts of writes have got no answer so far (retried or not). Each may
+        still be carried out by the server, so a caller undoing its writes compares this
+        before and after a write to know whether to watch for a late one."""
+        return self._transport.unanswered_writes
+
+    @property
     def retry(self) -> RetryPolicy:
         """How idempotent requests (and dropped streams) are retried."""
         return self._transport.retry
