@@ -9,6 +9,7 @@ failure is a `flarekit` exception, and server warnings become `ServerWarning`s.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
@@ -23,7 +24,8 @@ from flarekit.client._codec import (
 )
 from flarekit.client._config import Credentials, default_credentials
 from flarekit.client._dropped import is_unknown_field, report_pruned
-from flarekit.client._errors import Operation
+from flarekit.client._errors import AlreadyExists, ApiError, ApiUnavailable, NotFound, Operation
+from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
 from flarekit.client._knowledge import Knowledge
 from flarekit.client._list import ListIterator
 from flarekit.client._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
@@ -33,7 +35,7 @@ from flarekit.client._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Respon
 from flarekit.client._watch import READ_MARGIN, Watch
 from flarekit_models._base import KubeResource
 
-__all__ = ["Client", "FieldValidation", "PatchType", "PropagationPolicy"]
+__all__ = ["CREATED_FROM", "Client", "FieldValidation", "PatchType", "PropagationPolicy"]
 
 R = TypeVar("R", bound=KubeResource)
 
@@ -409,21 +411,70 @@ class Client:
         field_manager: str | None = None,
         strict_fields: bool | None = None,
     ) -> R:
-        """Create `obj` (`AlreadyExists` if the name is taken); returns it as stored."""
+        """Create `obj`; returns it as stored.
+
+        The object is sent with an annotation (`CREATED_FROM`) that fingerprints what was
+        sent. So a create whose answer was lost (a timeout: the server may have created it
+        all the same) is resolved by reading the object back, and creating the same object
+        again (a resubmit after such an error) returns the stored one instead of raising
+        `AlreadyExists`; a different object of that name is still `AlreadyExists`.
+        """
         target, name = self._object_target(obj, namespace)
         query = self._write_query(dry_run, field_validation, field_manager)
-        return self._send(
-            type(obj),
-            target,
-            "create",
-            "POST",
-            name,
-            query=query,
-            body=dump(obj),
-            content_type=JSON_TYPE,
-            idempotent=False,
-            strict_fields=strict_fields,
-        )
+        body, fingerprint = fingerprinted(obj) if name and not dry_run else (dump(obj), "")
+        kind = type(obj)
+        try:
+            return self._send(
+                kind,
+                target,
+                "create",
+                "POST",
+                name,
+                query=query,
+                body=body,
+                content_type=JSON_TYPE,
+                idempotent=False,
+                strict_fields=strict_fields,
+            )
+        except AlreadyExists:
+            found = self._created_from(kind, target, name, fingerprint, 0.0)
+            if found is None:
+                raise
+            return found
+        except ApiError as exc:
+            if not fingerprint or (exc.code is not None and exc.code != 504):
+                raise  # answered: the server did not create it
+            found = self._created_from(kind, target, name, fingerprint, self.timeout)
+            if found is None:
+                raise ApiUnavailable(
+                    exc.operation,
+                    exc.code,
+                    exc.reason,
+                    f"{exc.message}; the object had not appeared {self.timeout:g}s later but "
+                    "may still be created: creating the same object again is safe (it is "
+                    f"recognised by its {CREATED_FROM} annotation)",
+                ) from exc
+            return found
+
+    def _created_from(
+        self, kind: type[R], target: Target, name: str, fingerprint: str, settle: float
+    ) -> R | None:
+        """The stored object `name` if it was created from what `fingerprint` says, looked
+        for during `settle` seconds (a write in flight may land late); else None."""
+        if not fingerprint:
+            return None
+        deadline = time.monotonic() + settle
+        while True:
+            try:
+                found = self.get(kind, name, namespace=target.namespace or None)
+            except NotFound:
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.05)
+                continue
+            meta: Any = getattr(found, "metadata", None)
+            annotations = (meta.annotations if meta is not None else None) or {}
+            return found if annotations.get(CREATED_FROM) == fingerprint else None
 
     def replace(
         self,
