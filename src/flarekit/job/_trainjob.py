@@ -260,11 +260,13 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     def _check_queue(self, report: ValidationReport) -> None:
         from flarekit.kueue import queue_labels
+        from flarekit.kueue._queues import check_queue_labels
 
         try:
             queue_labels(self.local_queue, self.priority_class)
         except ConfigError as exc:
             report.problems.extend(exc.problems)
+        check_queue_labels(report, self.labels, self.local_queue, self.priority_class)
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -319,10 +321,12 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         newest Trainer's by default) and the queue is `local_queue` as given; `submit()`
         renders with what the cluster has."""
         from flarekit.kueue import queue_labels
+        from flarekit.kueue._queues import chosen_priority
 
         runtime = runtime or self._runtime
         queue = queue if queue is not None else self._queue
-        labels = {**self.labels, **queue_labels(queue, self.priority_class)}
+        priority = chosen_priority(self.labels, self.priority_class)
+        labels = {**self.labels, **queue_labels(queue, priority)}
         metadata: dict[str, Any] = {"name": self.name}
         namespace = self._submitted_namespace or self.namespace
         if namespace:
@@ -379,6 +383,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         from flarekit.job._podfield import create_trainjob
         from flarekit.job._runtimes import get_runtime
         from flarekit.kueue import maybe_local_queue
+        from flarekit.kueue._queues import chosen_queue
 
         client = self.client
         namespace = self.namespace or client.namespace
@@ -394,7 +399,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
                 "image and command, or a torch, mpi or plain runtime",
             )
             raise ConfigError([problem], f"TrainJob {self.name!r}")
-        self._queue = maybe_local_queue(client, namespace, self.local_queue)
+        asked = chosen_queue(self.labels, self.local_queue)  # a queue label is a choice too
+        self._queue = maybe_local_queue(client, namespace, asked)
         self._submitted_namespace = namespace
         runtime, queue = self._runtime, self._queue
         create_trainjob(
