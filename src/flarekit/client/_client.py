@@ -22,6 +22,7 @@ from flarekit.client._codec import (
     dump_apply,
     object_or_status,
 )
+from flarekit.client._components import check_appwrapper, check_patch_components, is_appwrapper
 from flarekit.client._config import Credentials, default_credentials
 from flarekit.client._dropped import is_unknown_field, report_pruned
 from flarekit.client._errors import AlreadyExists, ApiError, ApiUnavailable, NotFound, Operation
@@ -258,6 +259,12 @@ class Client:
         )
 
     @staticmethod
+    def _check_components(obj: KubeResource, target: Target, check: bool) -> None:
+        """Refuse, before any request, an AppWrapper holding what it should not."""
+        if check and is_appwrapper(type(obj)):
+            check_appwrapper(json.loads(dump(obj)), target.namespace or None)
+
+    @staticmethod
     def _require_name(name: str, verb: str) -> str:
         if not name:
             raise ValueError(f"{verb} needs an object with metadata.name set")
@@ -410,8 +417,10 @@ class Client:
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
-        """Create `obj`; returns it as stored.
+        """Create `obj`; returns it as stored. An AppWrapper's components are checked first
+        (`flarekit.client._components`) unless `check_components=False`.
 
         The object is sent with an annotation (`CREATED_FROM`) that fingerprints what was
         sent. So a create whose answer was lost (a timeout: the server may have created it
@@ -420,6 +429,7 @@ class Client:
         `AlreadyExists`; a different object of that name is still `AlreadyExists`.
         """
         target, name = self._object_target(obj, namespace)
+        self._check_components(obj, target, check_components)
         query = self._write_query(dry_run, field_validation, field_manager)
         body, fingerprint = fingerprinted(obj) if name and not dry_run else (dump(obj), "")
         kind = type(obj)
@@ -485,9 +495,12 @@ class Client:
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
         """Replace the stored object with `obj`; with `metadata.resourceVersion` set, a
-        concurrent change makes this fail with `Conflict` instead of overwriting it."""
+        concurrent change makes this fail with `Conflict` instead of overwriting it. An
+        AppWrapper's components are checked first unless `check_components=False`."""
+        self._check_components(obj, self._object_target(obj, namespace)[0], check_components)
         return self._replace(
             obj, "", namespace, dry_run, field_validation, field_manager, strict_fields
         )
@@ -545,10 +558,19 @@ class Client:
         field_manager: str | None = None,
         force: bool | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
         """Patch the object `name`: `patch_type` "merge" (RFC 7386: a partial object or model),
         "json" (RFC 6902: a list of operations) or "apply" (server-side apply of a full
-        object; `force` takes over fields other managers own)."""
+        object; `force` takes over fields other managers own). Components an AppWrapper
+        patch adds are checked first unless `check_components=False`."""
+        if check_components and is_appwrapper(kind):
+            where = self._target(kind, namespace).namespace or None
+            if patch_type == "json":
+                check_patch_components(patch, where)
+            elif isinstance(patch, (KubeResource, Mapping)):
+                data = json.loads(dump(patch))
+                check_appwrapper(data, where)
         return self._patch(
             kind, name, patch, "", namespace, patch_type, dry_run, field_validation,
             field_manager, force, strict_fields,
@@ -584,11 +606,14 @@ class Client:
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
         """Server-side apply `obj` (created if missing): the fields set in it become owned by
         `field_manager` (the client's by default); `Conflict` lists fields others own unless
-        `force=True`."""
+        `force=True`. An AppWrapper's components are checked first unless
+        `check_components=False`."""
         target, name = self._object_target(obj, namespace)
+        self._check_components(obj, target, check_components)
         return self._patch(
             type(obj), self._require_name(name, "apply"), obj, "", target.namespace or None,
             "apply", dry_run, field_validation, field_manager, force, strict_fields,
