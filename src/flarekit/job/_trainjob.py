@@ -24,6 +24,7 @@ from flarekit._validation import (
     check_count,
     check_dns1035_label,
     check_dns1123_label,
+    check_image,
     check_labels,
 )
 from flarekit.job._job import KubeJob
@@ -200,8 +201,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
                 "unknown kind",
                 "'ClusterTrainingRuntime' or 'TrainingRuntime'",
             )
-        if image is not None and (not isinstance(image, str) or not image or " " in image):
-            report.add("image", image, "not an image reference", "e.g. 'pytorch/pytorch:2.5.1'")
+        if image is not None:
+            check_image(report, "image", image, example="pytorch/pytorch:2.5.1")
         self.command = _check_strings(report, "command", command)
         self.args = _check_strings(report, "args", args)
         self._check_func(report)
