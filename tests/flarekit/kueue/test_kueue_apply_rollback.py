@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 from kueue_support import new_namespace, wait_until
@@ -129,18 +128,35 @@ def test_a_write_whose_answer_never_comes_is_reported_not_forgotten(fc: FakeClus
     assert not any(_present(fc, ns, "lost-flavor", "lost-cq").values())
 
 
-def _in_thread(run: Callable[[], Any]) -> tuple[threading.Thread, list[BaseException]]:
-    errors: list[BaseException] = []
+def _overlap(
+    fc: FakeCluster, ns: str, slow: str, fast: str, flavor: str
+) -> tuple[BaseException | None, BaseException | None]:
+    """Call `slow` creates the shared `flavor`, then waits 0.8 s on its ClusterQueue; call
+    `fast` runs its whole setup meanwhile. The error each ended with (None: succeeded)."""
+    outcome: dict[str, BaseException | None] = {slow: None, fast: None}
 
-    def target() -> None:
+    def run(name: str, client: Client) -> None:
         try:
-            run()
-        except BaseException as exc:
-            errors.append(exc)
+            apply_all(client, _setup(name, ns, flavor))
+        except Exception as exc:
+            outcome[name] = exc
 
-    thread = threading.Thread(target=target)
-    thread.start()
-    return thread, errors
+    fc.delay(_write_of(f"{slow}-cq"), 0.8, times=1)
+    try:
+        with _client(fc) as slow_client, _client(fc) as fast_client:
+            thread = threading.Thread(target=run, args=(slow, slow_client))
+            thread.start()
+            wait_until(lambda: fc.get("resourceflavors", flavor), f"{slow} created {flavor}")
+            run(fast, fast_client)
+            thread.join(10)
+    finally:
+        fc.clear_faults()
+    return outcome[slow], outcome[fast]
+
+
+def _unmarked(fc: FakeCluster, flavor: str) -> bool:
+    stored = fc.get("resourceflavors", flavor)
+    return stored is not None and MARK not in (stored["metadata"].get("annotations") or {})
 
 
 def test_overlapping_calls_leave_exactly_the_objects_of_the_one_that_succeeded(
@@ -149,43 +165,24 @@ def test_overlapping_calls_leave_exactly_the_objects_of_the_one_that_succeeded(
     """B creates the shared flavor and fails later; A, started after B created it, succeeds:
     B's rollback must not take the flavor A relies on."""
     ns = new_namespace(fc)
-    fc.delay(_write_of("b-cq"), 0.8, times=1)  # B is slow after creating the flavor ...
-    fc.inject(_write_of("b-lq"), status=500, times=None)  # ... and then fails
-    try:
-        with _client(fc) as b_client, _client(fc) as a_client:
-            thread, errors = _in_thread(lambda: apply_all(b_client, _setup("b", ns, "shared")))
-            wait_until(lambda: fc.get("resourceflavors", "shared"), "B created the flavor")
-            apply_all(a_client, _setup("a", ns, "shared"))
-            thread.join(10)
-    finally:
-        fc.clear_faults()
-    assert len(errors) == 1 and isinstance(errors[0], ServerError)
+    fc.inject(_write_of("b-lq"), status=500, times=None)
+    b_error, a_error = _overlap(fc, ns, "b", "a", "shared")
+    assert isinstance(b_error, ServerError) and a_error is None
     assert _present(fc, ns, "a-cq", "a-lq", "b-cq", "b-lq") == {
         "a-cq": True,
         "a-lq": True,
         "b-cq": False,
         "b-lq": False,
     }
-    shared = fc.get("resourceflavors", "shared") or {}
-    assert shared, "the flavor the successful call uses was deleted"
-    assert MARK not in (shared["metadata"].get("annotations") or {})
+    assert _unmarked(fc, "shared"), "the flavor the successful call uses is gone or marked"
 
 
 def test_overlapping_calls_that_both_fail_leave_nothing(fc: FakeCluster) -> None:
     ns = new_namespace(fc)
-    fc.delay(_write_of("d-cq"), 0.8, times=1)
     fc.inject(_write_of("d-lq"), status=500, times=None)
     fc.inject(_write_of("c-lq"), status=500, times=None)
-    try:
-        with _client(fc) as d_client, _client(fc) as c_client:
-            thread, errors = _in_thread(lambda: apply_all(d_client, _setup("d", ns, "both")))
-            wait_until(lambda: fc.get("resourceflavors", "both"), "D created the flavor")
-            with pytest.raises(ServerError):
-                apply_all(c_client, _setup("c", ns, "both"))
-            thread.join(10)
-    finally:
-        fc.clear_faults()
-    assert len(errors) == 1 and isinstance(errors[0], ServerError)
+    d_error, c_error = _overlap(fc, ns, "d", "c", "both")
+    assert isinstance(d_error, ServerError) and isinstance(c_error, ServerError)
     assert fc.get("resourceflavors", "both") is None
     assert not any(_present(fc, ns, "c-cq", "d-cq").values())
 
@@ -196,18 +193,8 @@ def test_the_creator_succeeding_keeps_what_a_failed_overlapping_call_also_applie
     """E creates the shared flavor and succeeds late; F takes it over meanwhile and fails:
     F's rollback deletes it (it carried F's mark), and E's confirmation brings it back."""
     ns = new_namespace(fc)
-    fc.delay(_write_of("e-cq"), 0.8, times=1)
     fc.inject(_write_of("f-lq"), status=500, times=None)
-    try:
-        with _client(fc) as e_client, _client(fc) as f_client:
-            thread, errors = _in_thread(lambda: apply_all(e_client, _setup("e", ns, "mine")))
-            wait_until(lambda: fc.get("resourceflavors", "mine"), "E created the flavor")
-            with pytest.raises(ServerError):
-                apply_all(f_client, _setup("f", ns, "mine"))
-            thread.join(10)
-    finally:
-        fc.clear_faults()
-    assert errors == []
+    e_error, f_error = _overlap(fc, ns, "e", "f", "mine")
+    assert e_error is None and isinstance(f_error, ServerError)
     assert _present(fc, ns, "e-cq", "e-lq", "f-cq") == {"e-cq": True, "e-lq": True, "f-cq": False}
-    mine = fc.get("resourceflavors", "mine") or {}
-    assert mine and MARK not in (mine["metadata"].get("annotations") or {})
+    assert _unmarked(fc, "mine")
