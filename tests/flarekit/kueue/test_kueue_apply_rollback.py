@@ -13,12 +13,13 @@ import pytest
 from kueue_support import new_namespace, wait_until
 
 from flarekit import ApiUnavailable, Client, RetryPolicy, ServerError, from_kubeconfig
-from flarekit._rollback import MARK, RollbackIncomplete
+from flarekit._rollback import MARK
 from flarekit.kueue import (
     AdminSpec,
     ClusterQueueSpec,
     LocalQueueSpec,
     ResourceFlavorSpec,
+    RollbackIncomplete,
     apply_all,
 )
 from flarekit.testing import FakeCluster
