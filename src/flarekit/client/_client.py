@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
@@ -25,7 +25,14 @@ from flarekit.client._codec import (
 from flarekit.client._components import check_appwrapper, check_patch_components, is_appwrapper
 from flarekit.client._config import Credentials, default_credentials
 from flarekit.client._dropped import is_unknown_field, report_pruned
-from flarekit.client._errors import AlreadyExists, ApiError, ApiUnavailable, NotFound, Operation
+from flarekit.client._errors import (
+    AlreadyExists,
+    ApiError,
+    ApiUnavailable,
+    Conflict,
+    NotFound,
+    Operation,
+)
 from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
 from flarekit.client._knowledge import Knowledge
 from flarekit.client._list import ListIterator
@@ -504,6 +511,39 @@ class Client:
         return self._replace(
             obj, "", namespace, dry_run, field_validation, field_manager, strict_fields
         )
+
+    def update(
+        self,
+        kind: type[R],
+        name: str,
+        change: Callable[[R], R | None],
+        *,
+        namespace: str | None = None,
+        attempts: int = 5,
+        field_manager: str | None = None,
+    ) -> R:
+        """Read the object `name`, apply `change` to it (edit it in place, or return a new
+        one) and replace it; when someone else changed it in between (`Conflict`), read it
+        again and retry, up to `attempts` times with the client's backoff, as client-go's
+        RetryOnConflict. Returns the object as stored."""
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {attempts}")
+        for attempt in range(1, attempts + 1):
+            current = self.get(kind, name, namespace=namespace)
+            read: Any = getattr(current, "metadata", None)
+            version = read.resource_version if read is not None else None
+            changed = change(current)
+            wanted = current if changed is None else changed
+            meta: Any = getattr(wanted, "metadata", None)
+            if meta is not None and not meta.resource_version:
+                meta.resource_version = version  # replace only what was read
+            try:
+                return self.replace(wanted, namespace=namespace, field_manager=field_manager)
+            except Conflict:
+                if attempt == attempts:
+                    raise
+                self.retry.wait(attempt)
+        raise AssertionError("unreachable")
 
     def replace_status(
         self,
