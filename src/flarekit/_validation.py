@@ -23,6 +23,8 @@ from flarekit._quantity import QUANTITY_EXAMPLES, QuantityError, parse_quantity
 
 __all__ = [
     "DEFAULT_EXTENDED_RESOURCES",
+    "INT32_MAX",
+    "QUANTITY_MAX",
     "ConfigError",
     "Problem",
     "ValidationReport",
@@ -31,6 +33,7 @@ __all__ = [
     "check_dns1123_label",
     "check_dns1123_subdomain",
     "check_extended_resources",
+    "check_image",
     "check_label_value",
     "check_labels",
     "check_limit_not_below_request",
@@ -38,6 +41,8 @@ __all__ = [
     "check_qualified_name",
     "check_quantity",
     "check_ray_image_version",
+    "check_taints",
+    "check_tolerations",
     "ray_version_of_image",
 ]
 
@@ -60,6 +65,10 @@ _SHORT = reprlib.Repr()
 _SHORT.maxlevel = 3
 _SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = _MAX_VALUE_REPR
 _SHORT.maxdict = _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = 8
+#: The largest count Kubernetes' int32 fields (replicas, parallelism, ...) hold.
+INT32_MAX = 2**31 - 1
+#: The largest value a quantity can have in its base unit (bytes, cores) and stay exact.
+QUANTITY_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -270,12 +279,15 @@ def check_count(
     """A whole, non-negative number (``bool`` and ``"3"`` are refused)."""
     if value is None and allow_none:
         return None
-    expected = "a whole number >= 0" + (" or None" if allow_none else "")
+    expected = f"a whole number from 0 to {INT32_MAX}" + (" or None" if allow_none else "")
     if isinstance(value, bool) or not isinstance(value, int):
         report.add(field, value, f"expected an integer, got {type(value).__name__}", expected)
         return None
     if value < 0:
         report.add(field, value, "must not be negative", expected)
+        return None
+    if value > INT32_MAX:
+        report.add(field, value, "too large (Kubernetes counts are int32)", f"at most {INT32_MAX}")
         return None
     return value
 
@@ -311,12 +323,21 @@ def check_quantity(
     if value is None and allow_none:
         return None
     try:
-        return parse_quantity(value, allow_negative=allow_negative)
+        exact = parse_quantity(value, allow_negative=allow_negative)
     except QuantityError as exc:
         message = exc.reason + (f"; {exc.hint}" if exc.hint else "")
         sign = "" if allow_negative else "a non-negative value: "
         report.add(field, value, message, sign + QUANTITY_EXAMPLES)
         return None
+    if abs(exact) > QUANTITY_MAX:
+        report.add(
+            field,
+            value,
+            "too large for a Kubernetes quantity",
+            f"at most {QUANTITY_MAX} (2^63-1) in its base unit, e.g. '8Ei'",
+        )
+        return None
+    return exact
 
 
 def check_limit_not_below_request(
@@ -447,3 +468,106 @@ def check_ray_image_version(
         f"or {version_field}={tagged!r}",
     )
     return False
+
+
+# --- image references ------------------------------------------------------------------------
+
+# The grammar of github.com/distribution/reference (what container runtimes parse).
+_ALNUM = r"[a-z0-9]+"
+_PATH_COMPONENT = rf"{_ALNUM}(?:(?:[._]|__|-+){_ALNUM})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_IMAGE = re.compile(
+    rf"(?:(?P<domain>{_DOMAIN})/)?(?P<path>{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::(?P<tag>\w[\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?",
+    re.ASCII,
+)
+_IMAGE_NAME_MAX = 255
+
+
+def check_image(report: ValidationReport, field: str, value: object, *, example: str) -> bool:
+    """A container image reference as container runtimes parse it: ``[registry[:port]/]path
+    [:tag][@algorithm:hex]``, the path in lower case (``UPPER/Ray:2.9.0``, ``bad\timage`` and
+    ``ray@sha256:zz`` are refused)."""
+    expected = (
+        "an image reference [registry[:port]/]name[:tag][@sha256:<64 hex digits>], the name "
+        f"in lower-case letters, digits and separators '.', '_', '-', '/' (e.g. {example!r})"
+    )
+    if not isinstance(value, str):
+        report.add(field, value, f"expected a string, got {type(value).__name__}", expected)
+        return False
+    match = _IMAGE.fullmatch(value)
+    if match is None:
+        report.add(field, value, "not a container image reference", expected)
+        return False
+    name = (match["domain"] + "/" if match["domain"] else "") + match["path"]
+    if len(name) > _IMAGE_NAME_MAX:
+        report.add(field, value, f"name longer than {_IMAGE_NAME_MAX} characters", expected)
+        return False
+    return True
+
+
+# --- tolerations and taints ----------------------------------------------------------------
+
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_OPERATORS = ("Exists", "Equal")
+
+
+def _choices(values: tuple[str, ...]) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def _entries(items: object) -> list[tuple[int, Mapping[str, Any]]]:
+    out = []
+    for i, item in enumerate(items if isinstance(items, (list, tuple)) else ()):
+        data = item.to_dict() if hasattr(item, "to_dict") else item
+        if isinstance(data, Mapping):
+            out.append((i, data))
+    return out
+
+
+def check_tolerations(report: ValidationReport, field: str, items: object) -> None:
+    """The values Kubernetes allows in tolerations (their models take any string): operator
+    ``Exists`` or ``Equal``, effect one of the taint effects or empty (all), no value with
+    ``Exists``, ``tolerationSeconds`` only with ``NoExecute``."""
+    for i, item in _entries(items):
+        where = f"{field}[{i}]"
+        operator, effect = item.get("operator"), item.get("effect")
+        if operator not in (None, "", *_OPERATORS):
+            report.add(f"{where}.operator", operator, "not an operator", _choices(_OPERATORS))
+        if effect not in (None, "", *_TAINT_EFFECTS):
+            report.add(f"{where}.effect", effect, "not a taint effect", _choices(_TAINT_EFFECTS))
+        if operator == "Exists" and item.get("value"):
+            report.add(
+                f"{where}.value", item.get("value"), "given with operator 'Exists'", "no value"
+            )
+        if item.get("tolerationSeconds") is not None and effect != "NoExecute":
+            report.add(
+                f"{where}.tolerationSeconds",
+                item.get("tolerationSeconds"),
+                f"given with effect {effect!r}",
+                "effect 'NoExecute' (the only effect that evicts), or no tolerationSeconds",
+            )
+        key = item.get("key")
+        if key:
+            check_qualified_name(report, f"{where}.key", key)
+        elif operator != "Exists":
+            report.add(f"{where}.key", key, "empty with operator Equal", "a key, or 'Exists'")
+
+
+def check_taints(report: ValidationReport, field: str, items: object) -> None:
+    """The values Kubernetes allows in taints: a key and one of the three effects."""
+    for i, item in _entries(items):
+        where = f"{field}[{i}]"
+        check_qualified_name(report, f"{where}.key", item.get("key"))
+        if item.get("effect") not in _TAINT_EFFECTS:
+            report.add(
+                f"{where}.effect",
+                item.get("effect"),
+                "not a taint effect",
+                _choices(_TAINT_EFFECTS),
+            )
+        value = item.get("value")
+        if value:
+            check_label_value(report, f"{where}.value", value)

@@ -48,10 +48,17 @@ def test_namespace_comes_from_the_object_or_the_client_default(
         client.create(obj, namespace="other")
 
 
-def test_create_twice_is_already_exists(client: Client, ns: str) -> None:
+def test_create_of_a_taken_name_is_already_exists(client: Client, ns: str) -> None:
     client.create(raycluster("dup"), namespace=ns)
     with pytest.raises(AlreadyExists):
-        client.create(raycluster("dup"), namespace=ns)
+        client.create(raycluster("dup", {"team": "other"}), namespace=ns)
+
+
+def test_creating_the_same_object_again_returns_the_stored_one(client: Client, ns: str) -> None:
+    first = client.create(raycluster("again"), namespace=ns)
+    second = client.create(raycluster("again"), namespace=ns)
+    assert first.metadata is not None and second.metadata is not None
+    assert second.metadata.uid == first.metadata.uid
 
 
 def test_replace_uses_resource_version_for_optimistic_concurrency(client: Client, ns: str) -> None:

@@ -71,8 +71,8 @@ def test_not_found_carries_status_and_request(client: Client, ns: str) -> None:
 
 def test_already_exists_and_conflict_are_distinct(client: Client, ns: str) -> None:
     created = client.create(raycluster("a"), namespace=ns)
-    with pytest.raises(AlreadyExists) as exists:
-        client.create(raycluster("a"), namespace=ns)
+    with pytest.raises(AlreadyExists) as exists:  # another object of that name
+        client.create(raycluster("a", {"other": "yes"}), namespace=ns)
     assert not isinstance(exists.value, Conflict) and exists.value.verb == "create"
     client.patch(RayCluster, "a", {"metadata": {"labels": {"x": "1"}}}, namespace=ns)
     with pytest.raises(Conflict) as conflict:

@@ -9,7 +9,8 @@ failure is a `flarekit` exception, and server warnings become `ServerWarning`s.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
@@ -21,9 +22,18 @@ from flarekit.client._codec import (
     dump_apply,
     object_or_status,
 )
+from flarekit.client._components import check_appwrapper, check_patch_components, is_appwrapper
 from flarekit.client._config import Credentials, default_credentials
 from flarekit.client._dropped import is_unknown_field, report_pruned
-from flarekit.client._errors import Operation
+from flarekit.client._errors import (
+    AlreadyExists,
+    ApiError,
+    ApiUnavailable,
+    Conflict,
+    NotFound,
+    Operation,
+)
+from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
 from flarekit.client._knowledge import Knowledge
 from flarekit.client._list import ListIterator
 from flarekit.client._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
@@ -33,7 +43,7 @@ from flarekit.client._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Respon
 from flarekit.client._watch import READ_MARGIN, Watch
 from flarekit_models._base import KubeResource
 
-__all__ = ["Client", "FieldValidation", "PatchType", "PropagationPolicy"]
+__all__ = ["CREATED_FROM", "Client", "FieldValidation", "PatchType", "PropagationPolicy"]
 
 R = TypeVar("R", bound=KubeResource)
 
@@ -113,6 +123,18 @@ class Client:
         flarekit lacks. flarekit itself never sends through it: its requests all go through
         this client's transport, with one retry, timeout, warning and error policy."""
         return self._transport.api_client
+
+    @property
+    def timeout(self) -> float:
+        """Seconds each request may take before it counts as unanswered."""
+        return self._transport.timeout
+
+    @property
+    def unanswered_writes(self) -> int:
+        """How many attempts of writes have got no answer so far (retried or not). Each may
+        still be carried out by the server, so a caller undoing its writes compares this
+        before and after a write to know whether to watch for a late one."""
+        return self._transport.unanswered_writes
 
     @property
     def retry(self) -> RetryPolicy:
@@ -242,6 +264,12 @@ class Client:
         report_pruned(
             operation, paths, response.warnings, obj, strict=strict, field_validation=validation
         )
+
+    @staticmethod
+    def _check_components(obj: KubeResource, target: Target, check: bool) -> None:
+        """Refuse, before any request, an AppWrapper holding what it should not."""
+        if check and is_appwrapper(type(obj)):
+            check_appwrapper(json.loads(dump(obj)), target.namespace or None)
 
     @staticmethod
     def _require_name(name: str, verb: str) -> str:
@@ -396,22 +424,74 @@ class Client:
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
-        """Create `obj` (`AlreadyExists` if the name is taken); returns it as stored."""
+        """Create `obj`; returns it as stored. An AppWrapper's components are checked first
+        (`flarekit.client._components`) unless `check_components=False`.
+
+        The object is sent with an annotation (`CREATED_FROM`) that fingerprints what was
+        sent. So a create whose answer was lost (a timeout: the server may have created it
+        all the same) is resolved by reading the object back, and creating the same object
+        again (a resubmit after such an error) returns the stored one instead of raising
+        `AlreadyExists`; a different object of that name is still `AlreadyExists`.
+        """
         target, name = self._object_target(obj, namespace)
+        self._check_components(obj, target, check_components)
         query = self._write_query(dry_run, field_validation, field_manager)
-        return self._send(
-            type(obj),
-            target,
-            "create",
-            "POST",
-            name,
-            query=query,
-            body=dump(obj),
-            content_type=JSON_TYPE,
-            idempotent=False,
-            strict_fields=strict_fields,
-        )
+        body, fingerprint = fingerprinted(obj) if name and not dry_run else (dump(obj), "")
+        kind = type(obj)
+        try:
+            return self._send(
+                kind,
+                target,
+                "create",
+                "POST",
+                name,
+                query=query,
+                body=body,
+                content_type=JSON_TYPE,
+                idempotent=False,
+                strict_fields=strict_fields,
+            )
+        except AlreadyExists:
+            found = self._created_from(kind, target, name, fingerprint, 0.0)
+            if found is None:
+                raise
+            return found
+        except ApiError as exc:
+            if not fingerprint or (exc.code is not None and exc.code != 504):
+                raise  # answered: the server did not create it
+            found = self._created_from(kind, target, name, fingerprint, self.timeout)
+            if found is None:
+                raise ApiUnavailable(
+                    exc.operation,
+                    exc.code,
+                    exc.reason,
+                    f"{exc.message}; the object had not appeared {self.timeout:g}s later but "
+                    "may still be created: creating the same object again is safe (it is "
+                    f"recognised by its {CREATED_FROM} annotation)",
+                ) from exc
+            return found
+
+    def _created_from(
+        self, kind: type[R], target: Target, name: str, fingerprint: str, settle: float
+    ) -> R | None:
+        """The stored object `name` if it was created from what `fingerprint` says, looked
+        for during `settle` seconds (a write in flight may land late); else None."""
+        if not fingerprint:
+            return None
+        deadline = time.monotonic() + settle
+        while True:
+            try:
+                found = self.get(kind, name, namespace=target.namespace or None)
+            except NotFound:
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.05)
+                continue
+            meta: Any = getattr(found, "metadata", None)
+            annotations = (meta.annotations if meta is not None else None) or {}
+            return found if annotations.get(CREATED_FROM) == fingerprint else None
 
     def replace(
         self,
@@ -422,12 +502,48 @@ class Client:
         field_validation: FieldValidation | None = None,
         field_manager: str | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
         """Replace the stored object with `obj`; with `metadata.resourceVersion` set, a
-        concurrent change makes this fail with `Conflict` instead of overwriting it."""
+        concurrent change makes this fail with `Conflict` instead of overwriting it. An
+        AppWrapper's components are checked first unless `check_components=False`."""
+        self._check_components(obj, self._object_target(obj, namespace)[0], check_components)
         return self._replace(
             obj, "", namespace, dry_run, field_validation, field_manager, strict_fields
         )
+
+    def update(
+        self,
+        kind: type[R],
+        name: str,
+        change: Callable[[R], R | None],
+        *,
+        namespace: str | None = None,
+        attempts: int = 5,
+        field_manager: str | None = None,
+    ) -> R:
+        """Read the object `name`, apply `change` to it (edit it in place, or return a new
+        one) and replace it; when someone else changed it in between (`Conflict`), read it
+        again and retry, up to `attempts` times with the client's backoff, as client-go's
+        RetryOnConflict. Returns the object as stored."""
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {attempts}")
+        for attempt in range(1, attempts + 1):
+            current = self.get(kind, name, namespace=namespace)
+            read: Any = getattr(current, "metadata", None)
+            version = read.resource_version if read is not None else None
+            changed = change(current)
+            wanted = current if changed is None else changed
+            meta: Any = getattr(wanted, "metadata", None)
+            if meta is not None and not meta.resource_version:
+                meta.resource_version = version  # replace only what was read
+            try:
+                return self.replace(wanted, namespace=namespace, field_manager=field_manager)
+            except Conflict:
+                if attempt == attempts:
+                    raise
+                self.retry.wait(attempt)
+        raise AssertionError("unreachable")
 
     def replace_status(
         self,
@@ -482,10 +598,19 @@ class Client:
         field_manager: str | None = None,
         force: bool | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
         """Patch the object `name`: `patch_type` "merge" (RFC 7386: a partial object or model),
         "json" (RFC 6902: a list of operations) or "apply" (server-side apply of a full
-        object; `force` takes over fields other managers own)."""
+        object; `force` takes over fields other managers own). Components an AppWrapper
+        patch adds are checked first unless `check_components=False`."""
+        if check_components and is_appwrapper(kind):
+            where = self._target(kind, namespace).namespace or None
+            if patch_type == "json":
+                check_patch_components(patch, where)
+            elif isinstance(patch, (KubeResource, Mapping)):
+                data = json.loads(dump(patch))
+                check_appwrapper(data, where)
         return self._patch(
             kind, name, patch, "", namespace, patch_type, dry_run, field_validation,
             field_manager, force, strict_fields,
@@ -521,11 +646,14 @@ class Client:
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
         strict_fields: bool | None = None,
+        check_components: bool = True,
     ) -> R:
         """Server-side apply `obj` (created if missing): the fields set in it become owned by
         `field_manager` (the client's by default); `Conflict` lists fields others own unless
-        `force=True`."""
+        `force=True`. An AppWrapper's components are checked first unless
+        `check_components=False`."""
         target, name = self._object_target(obj, namespace)
+        self._check_components(obj, target, check_components)
         return self._patch(
             type(obj), self._require_name(name, "apply"), obj, "", target.namespace or None,
             "apply", dry_run, field_validation, field_manager, force, strict_fields,

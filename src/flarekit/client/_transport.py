@@ -76,6 +76,8 @@ class Transport:
         self.server = str(credentials.configuration.host).rstrip("/")
         self.timeout = timeout
         self.retry = retry
+        #: Attempts of writes that got no answer: each may still be carried out.
+        self.unanswered_writes = 0
         self._urllib3 = urllib3
 
     def close(self) -> None:
@@ -148,6 +150,8 @@ class Transport:
                 data = b"" if stream and 200 <= status < 300 else raw.read()
             except (self._urllib3.exceptions.HTTPError, OSError) as exc:
                 logger.debug("%s %s -> %s (attempt %d)", method, url, type(exc).__name__, attempt)
+                if body is not None:
+                    self.unanswered_writes += 1
                 if attempt < attempts:
                     self.retry.wait(attempt)
                     continue

@@ -21,12 +21,14 @@ from flarekit._validation import (
     check_dns1123_label,
     check_dns1123_subdomain,
     check_extended_resources,
+    check_image,
     check_labels,
     check_limit_not_below_request,
     check_min_max,
     check_qualified_name,
     check_quantity,
     check_ray_image_version,
+    check_tolerations,
     ray_version_of_image,
 )
 from flarekit.cluster._defaults import DEFAULT_RAY_VERSION, MEMORY_UNIT
@@ -96,14 +98,7 @@ def _check_bool(report: ValidationReport, field: str, value: object) -> None:
 def _check_image(report: ValidationReport, field: str, value: object, *, allow_none: bool) -> None:
     if value is None and allow_none:
         return
-    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
-        report.add(
-            field,
-            value,
-            "not a container image reference",
-            "an image such as 'rayproject/ray:2.47.1' or 'quay.io/org/ray:2.47.1-py311'"
-            + (", or None for the default" if allow_none else ""),
-        )
+    check_image(report, field, value, example="rayproject/ray:2.47.1")
 
 
 def _check_mapping(report: ValidationReport, mapping: object) -> dict[str, str]:
@@ -293,6 +288,7 @@ def _check_models(report: ValidationReport, field: str, items: object, kind: str
 
     model: type[BaseModel] = getattr(core, kind)
     names: list[str] = []
+    before = len(report)
     for i, item in enumerate(items):
         if isinstance(item, model):
             names.append(getattr(item, "name", None) or "")
@@ -314,6 +310,8 @@ def _check_models(report: ValidationReport, field: str, items: object, kind: str
                     error["msg"],
                     f"a valid {kind} (Kubernetes JSON field names)",
                 )
+    if kind == "Toleration" and len(report) == before:  # values the model does not restrict
+        check_tolerations(report, field, items)
     return names
 
 

@@ -29,6 +29,7 @@ from flarekit._validation import (
     check_dns1035_label,
     check_dns1123_label,
     check_dns1123_subdomain,
+    check_image,
     check_quantity,
 )
 from flarekit.job._podopts import check_pod_options
@@ -207,8 +208,8 @@ class DistributedJob:
                 report.add(field, value, "expected a non-empty string", "e.g. 'train.py'")
         if isinstance(args, str) or not all(isinstance(a, str) for a in args):
             report.add("args", args, "expected a list of strings", "e.g. ['--epochs', '3']")
-        if image is not None and (not isinstance(image, str) or not image or " " in image):
-            report.add("image", image, "not an image reference", "e.g. 'pytorch/pytorch:2.5.1'")
+        if image is not None:
+            check_image(report, "image", image, example="pytorch/pytorch:2.5.1")
         self.nodes, self.procs_per_node = parse_j(report, j)
         if cpu is not None:
             check_quantity(report, "cpu", cpu)

@@ -141,9 +141,13 @@ class RayJob(KubeJob[RayJobStatus]):
 
     @property
     def requested_queue(self) -> str | None:
-        """The LocalQueue asked for: ``local_queue``, else the cluster configuration's."""
-        if self.local_queue is not None:
-            return self.local_queue
+        """The LocalQueue asked for: ``local_queue`` (or Kueue's queue label among
+        ``labels``), else the cluster configuration's."""
+        from flarekit.kueue._queues import chosen_queue
+
+        asked = chosen_queue(self.labels, self.local_queue)
+        if asked is not None:
+            return asked
         return self.cluster_config.local_queue if self.cluster_config is not None else None
 
     def _namespace_offline(self) -> str | None:
@@ -300,6 +304,7 @@ class RayJob(KubeJob[RayJobStatus]):
         from flarekit.client._served import NotServed
         from flarekit.job._rayjob_checks import check_queued
         from flarekit.kueue import maybe_local_queue
+        from flarekit.kueue._queues import chosen_priority
 
         asked = self.requested_queue
         try:
@@ -307,7 +312,7 @@ class RayJob(KubeJob[RayJobStatus]):
         except NotServed as exc:
             problem = Problem("local_queue", asked, str(exc), "None, or install Kueue first")
             raise ConfigError([problem], f"RayJob {self.name!r}") from None
-        priority = self.priority_class or (
+        priority = chosen_priority(self.labels, self.priority_class) or (
             self.cluster_config.priority_class if self.cluster_config is not None else None
         )
         report = ValidationReport(f"RayJob {self.name!r}")

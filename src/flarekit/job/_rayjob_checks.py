@@ -233,14 +233,18 @@ def _check_kueue_names(report: ValidationReport, job: RayJob) -> None:
                 "cluster itself, not jobs on it)",
                 "None with cluster_name, or cluster_config=... to queue the job",
             )
+    from flarekit.kueue._queues import check_queue_labels
+
+    check_queue_labels(report, job.labels, job.local_queue, job.priority_class)
     labels = job.labels if isinstance(job.labels, Mapping) else {}
-    for field, label in (("local_queue", QUEUE_LABEL), ("priority_class", PRIORITY_LABEL)):
-        if label in labels:
+    for label in (QUEUE_LABEL, PRIORITY_LABEL):
+        if job.cluster_name is not None and label in labels:
             report.add(
                 f"labels[{label!r}]",
                 labels[label],
-                f"set by flarekit from {field}",
-                f"{field}={labels[label]!r} instead of the label",
+                "Kueue queues a RayJob only with a cluster of its own (it queues the existing "
+                "cluster itself, not jobs on it)",
+                f"no {label} label with cluster_name, or cluster_config=... to queue the job",
             )
 
 

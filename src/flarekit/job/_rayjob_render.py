@@ -42,10 +42,13 @@ def rayjob_dict(job: RayJob, *, namespace: str | None, queue: str | None) -> dic
     """The RayJob as Kubernetes JSON; ``queue`` is the LocalQueue to label it with (None:
     not queued), ``namespace`` where it goes (None: left to the client)."""
     from flarekit.cluster._render import render_raycluster
+    from flarekit.kueue._queues import chosen_priority
 
     config = job.cluster_config
     labels = dict(job.labels)
-    priority = job.priority_class or (config.priority_class if config is not None else None)
+    priority = chosen_priority(job.labels, job.priority_class) or (
+        config.priority_class if config is not None else None
+    )
     if queue is not None:
         labels[QUEUE_LABEL] = queue
     if priority is not None:

@@ -25,6 +25,7 @@ from flarekit._validation import (
     check_count,
     check_dns1035_label,
     check_dns1123_label,
+    check_image,
     check_labels,
 )
 from flarekit.job._job import KubeJob, NoPodYet
@@ -211,8 +212,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
                 "unknown kind",
                 "'ClusterTrainingRuntime' or 'TrainingRuntime'",
             )
-        if image is not None and (not isinstance(image, str) or not image or " " in image):
-            report.add("image", image, "not an image reference", "e.g. 'pytorch/pytorch:2.5.1'")
+        if image is not None:
+            check_image(report, "image", image, example="pytorch/pytorch:2.5.1")
         self.command = _check_strings(report, "command", command)
         self.args = _check_strings(report, "args", args)
         self._check_func(report)
@@ -282,12 +283,14 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     def _check_queue(self, report: ValidationReport) -> None:
         from flarekit.kueue import check_no_queue, queue_labels
+        from flarekit.kueue._queues import check_queue_labels
 
         check_no_queue(report, self.no_queue, self.local_queue, self.priority_class)
         try:
             queue_labels(self.local_queue, self.priority_class)
         except ConfigError as exc:
             report.problems.extend(exc.problems)
+        check_queue_labels(report, self.labels, self.local_queue, self.priority_class)
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -343,10 +346,12 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         newest Trainer's by default) and the queue is `local_queue` as given; `submit()`
         renders with what the cluster has."""
         from flarekit.kueue import queue_labels
+        from flarekit.kueue._queues import chosen_priority
 
         runtime = runtime or self._runtime
         queue = queue if queue is not None else self._queue
-        labels = {**self.labels, **queue_labels(queue, self.priority_class)}
+        priority = chosen_priority(self.labels, self.priority_class)
+        labels = {**self.labels, **queue_labels(queue, priority)}
         metadata: dict[str, Any] = {"name": self.name}
         namespace = self._submitted_namespace or self.namespace
         if namespace:
@@ -403,6 +408,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         from flarekit.job._podfield import create_trainjob
         from flarekit.job._runtimes import get_runtime
         from flarekit.kueue import maybe_local_queue, opt_out_of_queue
+        from flarekit.kueue._queues import chosen_queue
 
         client = self.client
         namespace = self.namespace or client.namespace
@@ -422,7 +428,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             opt_out_of_queue(client, namespace, f"TrainJob {namespace}/{self.name}")
             self._queue = None
         else:
-            self._queue = maybe_local_queue(client, namespace, self.local_queue)
+            asked = chosen_queue(self.labels, self.local_queue)  # a queue label is a choice too
+            self._queue = maybe_local_queue(client, namespace, asked)
         self._submitted_namespace = namespace
         runtime, queue = self._runtime, self._queue
         create_trainjob(

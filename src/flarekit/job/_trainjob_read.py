@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from flarekit.client._fingerprint import CREATED_FROM
 from flarekit.kueue import PRIORITY_LABEL, QUEUE_LABEL
 
 __all__ = ["read_params"]
@@ -67,7 +68,9 @@ def read_params(obj: Mapping[str, Any]) -> dict[str, Any]:
         "resources_per_node": {k: str(v) for k, v in per_node.items()},
         "env": _env(trainer.get("env")),
         "labels": labels,
-        "annotations": {k: str(v) for k, v in _map(metadata.get("annotations")).items()},
+        "annotations": {
+            k: str(v) for k, v in _map(metadata.get("annotations")).items() if k != CREATED_FROM
+        },
         "local_queue": queue,
         "priority_class": labels.pop(PRIORITY_LABEL, None),
         "suspend": bool(spec.get("suspend")) and queue is None,

@@ -7,11 +7,13 @@ if not, why), `list_queues` / `queue_status` (queues with their usage and quota)
 For platform admins: `ResourceFlavorSpec`, `ClusterQueueSpec` (quota per flavor and
 resource), `LocalQueueSpec` and `WorkloadPriorityClassSpec`, validated on construction and
 rendered offline (`to_yaml()`), applied together with `apply_all` or one at a time with the
-`apply_*` functions.
+`apply_*` functions (a failed `apply_all` removes what it created; `RollbackIncomplete`
+names what it could not).
 
 Everything works with whichever Kueue API the cluster serves (``v1beta2``, else ``v1beta1``).
 """
 
+from flarekit._rollback import RollbackIncomplete
 from flarekit._validation import ConfigError, Problem
 from flarekit.client._served import NotServed
 from flarekit.kueue._admin import (
@@ -73,6 +75,7 @@ __all__ = [
     "Quota",
     "ResourceFlavorSpec",
     "ResourceUsage",
+    "RollbackIncomplete",
     "WorkloadPriorityClassSpec",
     "admission_state",
     "apply_all",

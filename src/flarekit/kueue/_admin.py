@@ -6,14 +6,25 @@ served Kueue version, makes sure every reference resolves (to an object given al
 one already on the cluster) before sending anything, applies them server-side in dependency
 order (applying the same thing twice changes nothing), and if one fails, deletes the objects
 this call created, so a failed setup leaves no half-made queue behind. Objects that existed
-before are updated in place and are not rolled back.
+before are updated in place and are not rolled back, and neither are objects a concurrent
+call applied too (`flarekit._rollback` says how that is known).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from flarekit._rollback import (
+    MARK,
+    Created,
+    RollbackIncomplete,
+    mark_of,
+    new_call_id,
+    refused,
+    undo,
+)
 from flarekit._validation import ConfigError, Problem
 from flarekit.client._errors import ApiError, NotFound
 from flarekit.client._served import KueueVersion, preferred_kueue_version
@@ -47,12 +58,25 @@ def _key(spec: KueueObjectSpec) -> Key:
 
 
 def _exists(client: Client, version: KueueVersion, kind: str, name: str, namespace: str) -> bool:
+    return _read(client, version, kind, name, namespace) is not None
+
+
+def _read(
+    client: Client, version: KueueVersion, kind: str, name: str, namespace: str
+) -> KubeResource | None:
     model = kueue_model(version, kind)
     try:
-        client.get(model, name, namespace=namespace or None)
+        found: KubeResource = client.get(model, name, namespace=namespace or None)
     except NotFound:
-        return False
-    return True
+        return None
+    return found
+
+
+def _settled(client: Client, version: KueueVersion, spec: KueueObjectSpec) -> bool:
+    """Whether the object is on the cluster and no call is still creating it (no mark):
+    only then is it updated as it is; otherwise this call takes it over as one it creates."""
+    found = _read(client, version, spec.kind, spec.name, _key(spec)[1])
+    return found is not None and mark_of(found) is None
 
 
 def _check_specs(specs: list[Any]) -> list[KueueObjectSpec]:
@@ -138,9 +162,12 @@ def apply_all(
     """Create or update every described object, in the Kueue version the cluster serves.
 
     Raises `ConfigError` (before any write) for invalid descriptions, dangling references
-    and fields the cluster's Kueue release lacks (`flarekit.compat.FieldUnavailable`);
-    on a failed write, deletes what this call created and re-raises. `force` takes over
-    fields another field manager owns. Returns the objects as stored, in the order applied.
+    and fields the cluster's Kueue release lacks (`flarekit.compat.FieldUnavailable`).
+    On a failed write, removes what this call created (see `flarekit._rollback`: objects
+    another call applied in the meantime are kept, a write whose answer was lost is waited
+    for) and re-raises; `RollbackIncomplete` when something could not be removed. `force`
+    takes over fields another field manager owns. Returns the objects as stored, in the
+    order applied.
     """
     from flarekit.compat import prepare_write
 
@@ -153,35 +180,63 @@ def apply_all(
     problems = _missing_references(client, version, ordered)
     if problems:
         raise ConfigError(problems, "Kueue objects")
-    new = {
-        _key(spec)
-        for spec in ordered
-        if not _exists(client, version, spec.kind, spec.name, _key(spec)[1])
-    }
+    existing = {_key(spec) for spec in ordered if _settled(client, version, spec)}
+    call = new_call_id()
     applied: list[KubeResource] = []
-    attempted: list[tuple[type[KubeResource], str, str]] = []
+    created: list[Created] = []
+    lost = client.unanswered_writes
     try:
         for spec, model in rendered:
-            if _key(spec) in new:  # before the request: a lost answer may hide a write
-                attempted.append((type(model), spec.name, _key(spec)[1]))
-            applied.append(client.apply(model, force=force))
+            item = None
+            if _key(spec) not in existing:  # recorded before the request: it may land
+                item = Created(type(model), spec.name, _key(spec)[1])
+                created.append(item)
+            lost = client.unanswered_writes
+            applied.append(client.apply(_marked(model, call) if item else model, force=force))
+            if item is not None:
+                item.answered = client.unanswered_writes == lost
     except BaseException as exc:
-        _remove(client, attempted, exc)
+        if created and not created[-1].answered and client.unanswered_writes == lost:
+            created[-1].answered = refused(exc)
+        left = undo(client, created, call, settle=client.timeout)
+        if left:
+            raise RollbackIncomplete(exc, left) from exc
         raise
-    return applied
+    return _confirm(client, rendered, applied, existing, force)
 
 
-def _remove(
-    client: Client, created: list[tuple[type[KubeResource], str, str]], cause: BaseException
-) -> None:
-    """Delete what a failed `apply_all` created, newest first; failures become notes."""
-    for kind, name, namespace in reversed(created):
+def _marked(model: KubeResource, call: str) -> KubeResource:
+    """`model` with this call's mark among its annotations (a copy)."""
+    copy = model.model_copy(deep=True)
+    meta: Any = getattr(copy, "metadata", None)
+    meta.annotations = {**(meta.annotations or {}), MARK: call}
+    return copy
+
+
+def _confirm(
+    client: Client,
+    rendered: list[tuple[KueueObjectSpec, KubeResource]],
+    applied: list[KubeResource],
+    existing: set[Key],
+    force: bool,
+) -> list[KubeResource]:
+    """Apply what this call created once more, without its mark: the call succeeded, so
+    its objects are no longer for a rollback to remove. A failure here leaves a harmless
+    mark (only this call acts on it) and is a warning, not an error."""
+    out = list(applied)
+    for index, (spec, model) in enumerate(rendered):
+        if _key(spec) in existing:
+            continue
         try:
-            client.delete(kind, name, namespace=namespace or None)
-        except NotFound:
-            pass
+            out[index] = client.apply(model, force=force)
         except ApiError as exc:
-            cause.add_note(f"could not remove {kind.__name__} {name!r} created before: {exc}")
+            warnings.warn(
+                f"{spec.kind} {spec.name!r} was applied but still carries the annotation "
+                f"{MARK} ({exc})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return out
 
 
 def apply_resource_flavor(

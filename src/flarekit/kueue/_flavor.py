@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flarekit._validation import ValidationReport, check_dns1123_subdomain, check_labels
+from flarekit._validation import (
+    ValidationReport,
+    check_dns1123_subdomain,
+    check_labels,
+    check_taints,
+    check_tolerations,
+)
 from flarekit.client._served import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
 
@@ -79,8 +85,14 @@ class ResourceFlavorSpec(KueueObjectSpec):
     def _check(self, report: ValidationReport) -> None:
         check_dns1123_subdomain(report, "name", self.name)
         check_labels(report, "node_labels", self.node_labels)
-        check_core_models(report, "node_taints", self.node_taints, "Taint")
-        check_core_models(report, "tolerations", self.tolerations, "Toleration")
+        for field_name, items, kind, check_values in (
+            ("node_taints", self.node_taints, "Taint", check_taints),
+            ("tolerations", self.tolerations, "Toleration", check_tolerations),
+        ):
+            before = len(report)
+            check_core_models(report, field_name, items, kind)
+            if len(report) == before:  # values the models' plain strings do not restrict
+                check_values(report, field_name, items)
 
     def _content(self, version: KueueVersion) -> dict[str, Any]:
         spec = drop_none(

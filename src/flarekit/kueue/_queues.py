@@ -11,7 +11,7 @@ otherwise the error lists the LocalQueues that do exist. A label is never droppe
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flarekit._validation import (
@@ -34,7 +34,10 @@ __all__ = [
     "QueueNotFound",
     "QueueOptOutWarning",
     "check_no_queue",
+    "check_queue_labels",
     "check_queue_name",
+    "chosen_priority",
+    "chosen_queue",
     "local_queue_names",
     "maybe_local_queue",
     "opt_out_of_queue",
@@ -209,6 +212,43 @@ def maybe_local_queue(
         if local_queue is None:
             return None
         raise
+
+
+def check_queue_labels(
+    report: ValidationReport,
+    labels: object,
+    local_queue: object,
+    priority_class: object = None,
+    *,
+    label_field: str = "labels",
+) -> None:
+    """Kueue's labels given among a job's `labels` are an explicit choice, as good as the
+    option: each must agree with `local_queue` / `priority_class` when both are given (the
+    error names both). The label is never replaced, by the option or by a default queue."""
+    if not isinstance(labels, Mapping):
+        return
+    for field, label, value in (
+        ("local_queue", QUEUE_LABEL, local_queue),
+        ("priority_class", PRIORITY_LABEL, priority_class),
+    ):
+        given = labels.get(label)
+        if given is not None and value is not None and given != value:
+            report.add(
+                f"{label_field}[{label!r}]",
+                given,
+                f"contradicts {field}={value!r}",
+                f"the same value as {field}, or only one of the two",
+            )
+
+
+def chosen_queue(labels: Mapping[str, str], local_queue: str | None) -> str | None:
+    """The LocalQueue asked for: `local_queue`, else Kueue's queue label among `labels`."""
+    return local_queue if local_queue is not None else labels.get(QUEUE_LABEL)
+
+
+def chosen_priority(labels: Mapping[str, str], priority_class: str | None) -> str | None:
+    """The WorkloadPriorityClass asked for: `priority_class`, else Kueue's label."""
+    return priority_class if priority_class is not None else labels.get(PRIORITY_LABEL)
 
 
 def queue_labels(queue: str | None, priority_class: str | None = None) -> dict[str, str]:

@@ -176,7 +176,7 @@ def test_parameters_read_back_from_the_object() -> None:
             "submitter_backoff_limit",
         ),
         ({"submitter_pod_template": {"spec": {"containers": "x"}}}, "submitter_pod_template"),
-        ({"labels": {QUEUE: "q"}}, f"labels[{QUEUE!r}]"),
+        ({"labels": {QUEUE: "q"}, "local_queue": "other"}, f"labels[{QUEUE!r}]"),
         ({"cluster_config": small_config(appwrapper=True)}, "cluster_config.appwrapper"),
         ({"cluster_config": small_config(labels={"a": "b"})}, "cluster_config.labels"),
         (

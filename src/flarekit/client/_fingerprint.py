@@ -1,0 +1,36 @@
+"""A fingerprint of what a create sends, carried by the created object.
+
+Why: a create is not idempotent, so it is never retried; when its answer is lost (a timeout)
+the server may have created the object all the same, and sending it again would fail with
+`AlreadyExists`. An annotation holding a digest of the sent object lets the client read the
+object back and recognise it as the one it sent, both right after the lost answer and when
+the caller creates the same object again. The digest covers everything sent but `status`
+and the annotation itself, so a different object of the same name is never taken for ours.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from flarekit.client._codec import dump
+from flarekit_models._base import KubeResource
+
+__all__ = ["CREATED_FROM", "fingerprinted"]
+
+#: The annotation a created object carries: the digest of what its create sent.
+CREATED_FROM = "flarekit.dev/created-from"
+
+
+def fingerprinted(obj: KubeResource) -> tuple[bytes, str]:
+    """The JSON body to create `obj` with, carrying its fingerprint, and the fingerprint."""
+    data: dict[str, Any] = json.loads(dump(obj))
+    meta = data.setdefault("metadata", {})
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != CREATED_FROM}
+    meta["annotations"] = annotations
+    sent = {k: v for k, v in data.items() if k != "status"}
+    canonical = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    fingerprint = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
+    annotations[CREATED_FROM] = fingerprint
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode(), fingerprint

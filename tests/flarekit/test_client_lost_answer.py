@@ -1,0 +1,89 @@
+"""A create whose answer is lost: the client reads the object back instead of reporting the
+cluster unavailable, and creating the same object again returns it instead of raising
+`AlreadyExists`; a different object of the same name is still `AlreadyExists`."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+
+import pytest
+from client_support import raycluster
+
+from flarekit import AlreadyExists, ApiUnavailable, Client, RetryPolicy, from_kubeconfig
+from flarekit.client._fingerprint import CREATED_FROM
+from flarekit.testing import ControlPlane, FakeCluster
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def fc() -> Iterator[FakeCluster]:
+    with FakeCluster(releases={"kuberay": "v1.7.0"}) as cluster:
+        yield cluster
+
+
+def _namespace(server: FakeCluster | ControlPlane) -> str:
+    name = f"lost{next(_names)}"
+    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+def _client(server: FakeCluster | ControlPlane, timeout: float = 30.0) -> Client:
+    return Client(
+        from_kubeconfig(server.kubeconfig_path), timeout=timeout, retry=RetryPolicy(attempts=1)
+    )
+
+
+def test_a_create_whose_answer_is_lost_returns_the_created_object(fc: FakeCluster) -> None:
+    ns = _namespace(fc)
+    fc.delay(lambda r: r.method == "POST" and r.path.endswith(f"{ns}/rayclusters"), 0.5, times=1)
+    try:
+        with _client(fc, timeout=0.3) as client:
+            created = client.create(raycluster("slow"), namespace=ns)
+    finally:
+        fc.clear_faults()
+    assert created.metadata is not None and created.metadata.uid
+    stored = fc.get("rayclusters", "slow", ns) or {}
+    assert stored["metadata"]["uid"] == created.metadata.uid
+
+
+def test_resubmitting_after_an_unresolved_timeout_returns_our_object(fc: FakeCluster) -> None:
+    ns = _namespace(fc)
+    fc.delay(lambda r: r.method == "POST" and r.path.endswith(f"{ns}/rayclusters"), 0.8, times=1)
+    try:
+        with _client(fc, timeout=0.2) as client:
+            with pytest.raises(ApiUnavailable) as info:
+                client.create(raycluster("later"), namespace=ns)
+            assert "creating the same object again is safe" in str(info.value)
+            deadline = time.monotonic() + 5
+            while fc.get("rayclusters", "later", ns) is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            again = client.create(raycluster("later"), namespace=ns)
+    finally:
+        fc.clear_faults()
+    stored = fc.get("rayclusters", "later", ns) or {}
+    assert again.metadata is not None and again.metadata.uid == stored["metadata"]["uid"]
+
+
+@pytest.fixture(params=["fake", "real"])
+def server(request: pytest.FixtureRequest, fc: FakeCluster) -> FakeCluster | ControlPlane:
+    if request.param == "fake":
+        return fc
+    plane: ControlPlane = request.getfixturevalue("control_plane")
+    return plane
+
+
+def test_the_same_object_is_recognised_and_another_is_not(
+    server: FakeCluster | ControlPlane,
+) -> None:
+    ns = _namespace(server)
+    with _client(server) as client:
+        first = client.create(raycluster("twice", {"team": "a"}), namespace=ns)
+        assert first.metadata is not None and first.metadata.annotations
+        assert first.metadata.annotations[CREATED_FROM].startswith("sha256:")
+        again = client.create(raycluster("twice", {"team": "a"}), namespace=ns)
+        assert again.metadata is not None and again.metadata.uid == first.metadata.uid
+        with pytest.raises(AlreadyExists):
+            client.create(raycluster("twice", {"team": "b"}), namespace=ns)
