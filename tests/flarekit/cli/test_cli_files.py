@@ -73,6 +73,14 @@ def test_a_nested_value_that_is_no_parameter_is_a_validation_error(tmp_path: Pat
     assert len(one_error_line(result)) < 400
 
 
+def test_a_count_beyond_int32_is_a_validation_error_naming_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text("name: demo\nnum_workers: 99999999999999999999999\n")
+    result = flarekit(None, "cluster", "render", "-f", str(path))
+    assert result.code == ExitCode.VALIDATION_ERROR, result
+    assert "num_workers" in one_error_line(result) and "2147483647" in result.err
+
+
 @pytest.mark.parametrize(
     ("content", "words"),
     [
@@ -119,6 +127,7 @@ VALUES = [
     b"num_workers: 1e400", b"num_workers: -1", b"num_workers: .inf",
     b"worker_memory_requests: 1e1000", b"labels: [" + b"[" * 3000, b"labels: {a: {b: {c: 1}}}",
     b"image: '@sha256:zz'", b"namespace: 7", b"num_workers: &n [*n]",
+    b"num_workers: 99999999999999999999999",
 ]  # fmt: skip
 
 
