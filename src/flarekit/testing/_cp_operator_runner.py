@@ -138,7 +138,8 @@ def _launch(plane: ControlPlane, plan: operators.Plan, dashboards: RayDashboards
     spec = Spec(
         argv=plan.argv,
         env=env,
-        keep=[str(plane.directory)],
+        # The program stays reachable when the cache it was built into is under /tmp.
+        keep=[str(plane.directory), str(Path(plan.argv[0]).resolve().parent)],
         outbound=outbound,
         inbound=plan.inbound,
         files={**plan.files, **_service_account_files(plane, plan)},

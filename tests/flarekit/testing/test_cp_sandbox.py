@@ -110,7 +110,7 @@ def test_sandbox_isolates_and_relays_and_stops_cleanly(tmp_path: Path, host_serv
     spec = Spec(
         argv=[sys.executable, "-c", INSIDE, str(host_server)],
         env={"PATH": os.environ["PATH"]},
-        keep=[str(tmp_path)],
+        keep=[str(tmp_path), sys.prefix],  # the interpreter's environment may be under /tmp
         outbound=[Relay(host_server, host_server)],
         inbound=[Relay(9443, inbound)],
         files={
@@ -131,7 +131,11 @@ def test_sandbox_isolates_and_relays_and_stops_cleanly(tmp_path: Path, host_serv
         assert seen["host"] == "host"  # the outbound relay reaches the host's server
         assert seen["file"] == seen["token"] == "from the host"  # as a pod's volumes
         # /tmp is private: only the kept folder (and what was given) is there.
-        kept = {tmp_path.relative_to("/tmp").parts[0]} if tmp_path.is_relative_to("/tmp") else set()
+        kept = {
+            Path(p).resolve().relative_to("/tmp").parts[0]
+            for p in (tmp_path, sys.prefix)
+            if Path(p).resolve().is_relative_to("/tmp")
+        }
         assert set(seen["tmp"]) <= kept | {"given"}
         assert not Path("/tmp/written-inside").exists()
         assert not Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
