@@ -112,9 +112,15 @@ def load(etcd_url: str, path: Path, timeout: float = 30.0) -> int | None:
         return None
     if not isinstance(saved, dict) or saved.get("format") != FORMAT:
         return None
+    pairs = saved.get("kvs")
+    if not isinstance(pairs, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("key"), str) and isinstance(p.get("value"), str)
+        for p in pairs
+    ):
+        return None
     batch: list[dict[str, Any]] = []
     size = 0
-    for pair in saved["kvs"]:
+    for pair in pairs:
         put = {"request_put": {"key": pair["key"], "value": pair["value"]}}
         weight = len(pair["key"]) + len(pair["value"])
         if batch and (size + weight > _BATCH_BYTES or len(batch) >= _BATCH_OPS):
@@ -124,4 +130,4 @@ def load(etcd_url: str, path: Path, timeout: float = 30.0) -> int | None:
         size += weight
     if batch:
         _call(etcd_url, "/v3/kv/txn", {"success": batch}, timeout)
-    return len(saved["kvs"])
+    return len(pairs)

@@ -47,3 +47,6 @@ def test_a_missing_or_foreign_copy_is_not_used(tmp_path: Path) -> None:
     assert _cp_state.load("http://127.0.0.1:9", other) is None
     other.write_text("not json")
     assert _cp_state.load("http://127.0.0.1:9", other) is None
+    for broken in ('{"format": 1}', '{"format": 1, "kvs": [{"key": 1}]}'):
+        other.write_text(broken)  # a truncated or hand-edited copy: installed afresh instead
+        assert _cp_state.load("http://127.0.0.1:9", other) is None
