@@ -190,6 +190,7 @@ def test_rayjob_submit_status(fc: FakeCluster, client: Client) -> None:
         *KUBERAY_NEGOTIATION,
         f"POST {RAY}/rayjobs",
     ]
+    settle(lambda: job._read_status().state not in (JobState.PENDING, JobState.FAILED))
     assert sent(fc, job.status) == [f"GET {RAY}/rayjobs/rj"]
     assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
         f"GET {RAY}/rayjobs/rj"  # one poll
@@ -215,6 +216,8 @@ def test_trainjob_submit_status(fc: FakeCluster, client: Client) -> None:
         *TRAINER_NEGOTIATION,
         f"POST {TRAINER}/trainjobs",
     ], requests
+    # A pending job's status also reads its pods' and its events; once running, one GET.
+    settle(lambda: job._read_status().state is JobState.RUNNING)
     assert sent(fc, job.status) == [f"GET {TRAINER}/trainjobs/tj"]
     assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
         f"GET {TRAINER}/trainjobs/tj"  # one poll
