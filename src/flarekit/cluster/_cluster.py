@@ -33,6 +33,7 @@ from flarekit.cluster._status import (
 )
 
 if TYPE_CHECKING:
+    from flarekit._progress import Progress
     from flarekit.client._client import Client
     from flarekit.cluster._details import ClusterDetails
     from flarekit_models._base import KubeResource
@@ -404,7 +405,7 @@ class Cluster:
         timeout: float = 300.0,
         poll: float = 0.5,
         max_poll: float = 5.0,
-        progress: bool = True,
+        progress: bool | Progress = True,
         clock: Clock | None = None,
     ) -> bool:
         """Delete the cluster (the AppWrapper when wrapped: it removes what it made).
@@ -453,7 +454,7 @@ class Cluster:
         *,
         poll: float = 1.0,
         max_poll: float = 5.0,
-        progress: bool = True,
+        progress: bool | Progress = True,
         clock: Clock | None = None,
     ) -> ClusterStatus:
         """Return the status once the cluster is READY.
