@@ -13,9 +13,8 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from flarekit._progress import NotebookProgress
-from flarekit.client._resource import ALL_NAMESPACES
 from flarekit.cluster import Cluster, get_cluster, list_all_clusters
-from flarekit.widgets._common import Confirmed, ipywidgets, report_errors, state_table
+from flarekit.widgets._common import Confirmed, ListingPanel, ipywidgets, report_errors
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
@@ -26,11 +25,7 @@ __all__ = ["ClusterButtons", "ClusterTable", "view_clusters"]
 _HEADER = ("NAME", "STATE", "WORKERS", "QUEUE", "APPWRAPPER", "REASON")
 
 
-def _key(status: ClusterStatus) -> str:
-    return f"{status.namespace}/{status.name}"
-
-
-class ClusterTable:
+class ClusterTable(ListingPanel):
     """The Ray clusters of a namespace (`ALL_NAMESPACES` for all) as a table, with a cluster
     chooser and Refresh, Details and Down buttons (Down asks for a second click).
 
@@ -39,68 +34,39 @@ class ClusterTable:
     """
 
     def __init__(self, namespace: str | None = None, *, client: Client | None = None) -> None:
+        super().__init__(namespace, client, "Cluster")
         w = ipywidgets()
-        self._client = client
-        self._namespace = namespace
         self.statuses: list[ClusterStatus] = []
-        self.title = w.HTML()
-        self.table = w.HTML()
-        self.choice = w.Dropdown(description="Cluster", options=[])
-        self.message = w.HTML()
         self.details_view = w.HTML()
-        self.refresh_button = w.Button(description="Refresh", icon="refresh")
-        self.refresh_button.on_click(lambda _b: report_errors(self.message, self.refresh))
         self.details_button = w.Button(description="Details")
         self.details_button.on_click(lambda _b: report_errors(self.message, self.show_details))
         self.down_confirm = Confirmed("Down", self.down, self.message)
         self.down_button = self.down_confirm.button
         self.choice.observe(lambda _change: self.down_confirm.reset(), names="value")
         buttons = w.HBox([self.choice, self.refresh_button, self.details_button, self.down_button])
-        self.widget = w.VBox([self.title, self.table, buttons, self.message, self.details_view])
+        self._box = w.VBox([self.title, self.table, buttons, self.message, self.details_view])
         self.refresh()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
-
     @property
-    def namespace(self) -> str:
-        """The namespace listed (the client's when none was given)."""
-        return self._namespace or self._connection().namespace or "default"
-
-    def _connection(self) -> Client:
-        if self._client is None:
-            from flarekit.client._client import Client
-
-            self._client = Client()
-        return self._client
+    def widget(self) -> Any:
+        return self._box
 
     def refresh(self) -> None:
         """Read the clusters again and redraw the table and the chooser."""
-        listing = list_all_clusters(self.namespace, self._connection())
-        self.statuses = list(listing)
-        every = self.namespace == ALL_NAMESPACES
-        header = ("NAMESPACE", *_HEADER) if every else _HEADER
+        self.statuses = list(list_all_clusters(self.namespace, self._connection()))
+        every = self.every_namespace
         rows = [
             (
                 *((s.namespace,) if every else ()),
-                s.name,
-                s.state.value,
-                s.workers,
-                s.queue,
-                s.appwrapper,
-                s.reason,
+                *(s.name, s.state.value, s.workers, s.queue, s.appwrapper, s.reason),
             )
             for s in self.statuses
         ]
-        where = "all namespaces" if every else f"namespace {listing.namespace}"
-        self.title.value = f"<b>Ray clusters in {html.escape(where)}: {len(rows)}</b>"
-        self.table.value = state_table(
-            header, rows, state_column="STATE", empty=f"No Ray clusters in {where}."
-        )
-        previous = self.choice.value
-        keys = [_key(s) for s in self.statuses]
-        self.choice.options = [(k if every else k.partition("/")[2], k) for k in keys]
-        self.choice.value = previous if previous in keys else (keys[0] if keys else None)
+        choices = [
+            (f"{s.namespace}/{s.name}" if every else s.name, f"{s.namespace}/{s.name}")
+            for s in self.statuses
+        ]
+        self._show("Ray clusters", _HEADER, rows, choices)
         self.down_confirm.reset()
 
     def _chosen(self) -> Cluster:

@@ -11,9 +11,19 @@ from __future__ import annotations
 import html
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["STATE_COLOURS", "Confirmed", "ipywidgets", "report_errors", "state_table"]
+if TYPE_CHECKING:
+    from flarekit.client._client import Client
+
+__all__ = [
+    "STATE_COLOURS",
+    "Confirmed",
+    "ListingPanel",
+    "ipywidgets",
+    "report_errors",
+    "state_table",
+]
 
 #: Badge colours per state word (cluster and job states alike); other states are grey.
 STATE_COLOURS: Mapping[str, str] = {
@@ -113,3 +123,70 @@ class Confirmed:
     def reset(self) -> None:
         self.armed = False
         self.button.description = self._label
+
+
+class ListingPanel:
+    """What the cluster and job tables share: a title, the table, a chooser of rows, a
+    Refresh button and a message line, over one client and namespace (`ALL_NAMESPACES` for
+    all). Subclasses read their rows in `refresh()` and draw them with `_show()`."""
+
+    def __init__(self, namespace: str | None, client: Client | None, chooser: str) -> None:
+        w = ipywidgets()
+        self._client = client
+        self._namespace = namespace
+        self.title = w.HTML()
+        self.table = w.HTML()
+        self.choice = w.Dropdown(description=chooser, options=[])
+        self.message = w.HTML()
+        self.refresh_button = w.Button(description="Refresh", icon="refresh")
+        self.refresh_button.on_click(lambda _b: report_errors(self.message, self.refresh))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    @property
+    def widget(self) -> Any:
+        """The ipywidgets box to display."""
+        raise NotImplementedError
+
+    def refresh(self) -> None:
+        raise NotImplementedError
+
+    def _connection(self) -> Client:
+        if self._client is None:
+            from flarekit.client._client import Client
+
+            self._client = Client()
+        return self._client
+
+    @property
+    def namespace(self) -> str:
+        """The namespace listed (the client's when none was given)."""
+        return self._namespace or self._connection().namespace or "default"
+
+    @property
+    def every_namespace(self) -> bool:
+        from flarekit.client._resource import ALL_NAMESPACES
+
+        return self.namespace == ALL_NAMESPACES
+
+    def _show(
+        self,
+        what: str,
+        header: Sequence[str],
+        rows: Sequence[Sequence[object]],
+        choices: Sequence[tuple[str, object]],
+    ) -> None:
+        """Draw the title, the table of `what` ("Ray clusters", "jobs") (with a NAMESPACE column for all namespaces: rows then
+        start with it) and the chooser, keeping the chosen row when it is still there."""
+        where = "all namespaces" if self.every_namespace else f"namespace {self.namespace}"
+        header = ("NAMESPACE", *header) if self.every_namespace else tuple(header)
+        title = what[:1].upper() + what[1:]
+        self.title.value = f"<b>{html.escape(title)} in {html.escape(where)}: {len(rows)}</b>"
+        self.table.value = state_table(
+            header, rows, state_column="STATE", empty=f"No {what} in {where}."
+        )
+        previous = self.choice.value
+        keys = [key for _label, key in choices]
+        self.choice.options = list(choices)
+        self.choice.value = previous if previous in keys else (keys[0] if keys else None)

@@ -31,6 +31,7 @@ if not os.access(CHROMIUM, os.X_OK) and not os.environ.get("CI"):
     pytest.skip("chromium is not installed: `make browser` installs it", allow_module_level=True)
 
 Box = tuple[int, int, int, int]
+HEADER = ["NAME", "STATE", "WORKERS", "QUEUE", "APPWRAPPER", "REASON"]
 
 # Where the table's cells and their text are, as the page laid them out.
 _LAYOUT = """(() => {
@@ -142,14 +143,7 @@ def test_the_browser_shows_the_cluster_table(
     cells = _cells(layout)
 
     # The page holds the table of the widget: the header, then one row per cluster.
-    assert [c.text for c in cells[0]] == [
-        "NAME",
-        "STATE",
-        "WORKERS",
-        "QUEUE",
-        "APPWRAPPER",
-        "REASON",
-    ]
+    assert [c.text for c in cells[0]] == HEADER
     assert [[c.text for c in row] for row in cells[1:]] == table_rows(table.table.value)
     assert [(row[0].text, row[1].text) for row in cells[1:]] == [
         (name, state.value) for name, state in sorted(expected.items())
