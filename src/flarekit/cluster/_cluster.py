@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
-from flarekit._wait import Clock, WaitTimeout, wait_until
+from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
 from flarekit.cluster._config import ClusterConfiguration
 from flarekit.cluster._status import (
     ClusterState,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from flarekit._progress import Progress
     from flarekit.client._client import Client
     from flarekit.cluster._details import ClusterDetails
+    from flarekit.ray._jobs_http import Verify
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Event
     from flarekit_models.ray.v1 import RayCluster
@@ -226,6 +227,24 @@ class Cluster:
             head_service_name(raycluster, self.name),
             port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
         )
+
+    def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
+        """Whether the Ray dashboard answers at :meth:`cluster_dashboard_uri` (its Jobs API's
+        ``/api/version``). False when the dashboard is not exposed, cannot be reached, or
+        answers with an error; `verify` is as for :class:`flarekit.ray.RayJobClient`."""
+        from flarekit.cluster._dashboard import DashboardNotExposed
+        from flarekit.ray import RayJobClient, RayJobsError
+
+        try:
+            uri = self.cluster_dashboard_uri()
+        except DashboardNotExposed:
+            return False
+        dashboard = RayJobClient(uri, verify=verify, timeout=timeout, retries=0)
+        try:
+            dashboard.version()
+        except RayJobsError:
+            return False
+        return True
 
     def details(self) -> ClusterDetails:
         """Status, addresses, queue admission and resources per group, read from the server."""
@@ -456,13 +475,59 @@ class Cluster:
         max_poll: float = 5.0,
         progress: bool | Progress = True,
         clock: Clock | None = None,
+        dashboard_check: bool = True,
     ) -> ClusterStatus:
-        """Return the status once the cluster is READY.
+        """Return the status once the cluster is READY and, when its dashboard is exposed (a
+        Route, Ingress or HTTPRoute, see :meth:`cluster_dashboard_uri`) and `dashboard_check`
+        is true, once the dashboard answers (:meth:`is_dashboard_ready`): only then can jobs
+        be submitted to it. A dashboard that is not exposed is not waited for.
 
         Raises `TerminalFailure` quoting KubeRay's or the AppWrapper's reason when it fails,
         and `WaitTimeout` after `timeout` seconds (for a queued cluster, with Kueue's reason
-        for not admitting it).
+        for not admitting it; for a ready cluster, naming the dashboard that did not answer).
         """
+        clock = SystemClock() if clock is None else clock
+        started = clock.now()
+        status = self._wait_status(timeout, poll, max_poll, progress, clock)
+        if dashboard_check:
+            self._wait_dashboard(timeout - (clock.now() - started), poll, max_poll, progress, clock)
+        return status
+
+    def _wait_dashboard(
+        self,
+        timeout: float,
+        poll: float,
+        max_poll: float,
+        progress: bool | Progress,
+        clock: Clock,
+    ) -> None:
+        from flarekit.cluster._dashboard import DashboardNotExposed
+
+        try:
+            uri = self.cluster_dashboard_uri()
+        except DashboardNotExposed:
+            return  # reached by port-forward, if at all: nothing to wait for
+        wait_until(
+            self.is_dashboard_ready,
+            bool,
+            None,
+            timeout=max(timeout, 0.0),
+            describe=f"the Ray dashboard of {self.namespace}/{self.name} at {uri} to answer",
+            poll=poll,
+            max_poll=max_poll,
+            progress=progress,
+            clock=clock,
+            state=lambda ready: "answering" if ready else "not answering yet",
+        )
+
+    def _wait_status(
+        self,
+        timeout: float,
+        poll: float,
+        max_poll: float,
+        progress: bool | Progress,
+        clock: Clock,
+    ) -> ClusterStatus:
         describe = f"Ray cluster {self.namespace}/{self.name} to be ready"
         try:
             return wait_until(
