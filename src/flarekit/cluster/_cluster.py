@@ -239,6 +239,8 @@ class Cluster:
             uri = self.cluster_dashboard_uri()
         except DashboardNotExposed:
             return False
+        if _never_resolves(uri):
+            return False
         dashboard = RayJobClient(uri, verify=verify, timeout=timeout, retries=0)
         try:
             dashboard.version()
@@ -480,7 +482,9 @@ class Cluster:
         """Return the status once the cluster is READY and, when its dashboard is exposed (a
         Route, Ingress or HTTPRoute, see :meth:`cluster_dashboard_uri`) and `dashboard_check`
         is true, once the dashboard answers (:meth:`is_dashboard_ready`): only then can jobs
-        be submitted to it. A dashboard that is not exposed is not waited for.
+        be submitted to it. A dashboard that is not exposed, or whose host is under
+        ``.invalid`` (RFC 6761: it never resolves; the practice cluster's are), is not waited
+        for.
 
         Raises `TerminalFailure` quoting KubeRay's or the AppWrapper's reason when it fails,
         and `WaitTimeout` after `timeout` seconds (for a queued cluster, with Kueue's reason
@@ -507,6 +511,8 @@ class Cluster:
             uri = self.cluster_dashboard_uri()
         except DashboardNotExposed:
             return  # reached by port-forward, if at all: nothing to wait for
+        if _never_resolves(uri):
+            return  # e.g. the practice cluster's hosts: nothing can ever answer there
         wait_until(
             self.is_dashboard_ready,
             bool,
@@ -567,6 +573,14 @@ class Cluster:
             return self._admission(wrapper if wrapper is not None else raycluster, status)
         except Exception:  # the timeout is the error to report; this is only a hint
             return None
+
+
+def _never_resolves(uri: str) -> bool:
+    """Whether `uri`'s host is under ``.invalid``, which by RFC 6761 never resolves."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(uri).hostname or "").rstrip(".")
+    return host == "invalid" or host.endswith(".invalid")
 
 
 def _kind_of(wrapper: dict[str, Any] | None) -> str:

@@ -87,3 +87,12 @@ def test_an_unreachable_dashboard_is_not_ready(
         url = gone.url
     monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: url)
     assert cluster.is_dashboard_ready(timeout=1) is False
+
+
+def test_a_host_that_never_resolves_is_not_waited_for(
+    cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The practice cluster's Ingresses name hosts under .invalid (RFC 6761): no lookup, no wait.
+    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: "http://demo.practice.invalid")
+    assert cluster.wait_ready(timeout=30, **FAST).ready
+    assert cluster.is_dashboard_ready() is False
