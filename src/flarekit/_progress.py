@@ -1,21 +1,30 @@
 """Showing that a wait is alive: a progress line in a terminal, nothing anywhere else.
 
-Waiting for a cluster or a job can take minutes; a user at a terminal wants to see what is
-being awaited, what the server reports right now and how much time is left. Logs, CI runs and
-notebooks (which get an HTML status through `_repr_html_` instead) must stay free of
-carriage-return noise, so the display is shown only when stderr is a terminal and no CI
-variable is set. `rich` draws it when it happens to be installed (it is not a dependency);
-otherwise one plain line on stderr is rewritten in place.
+Waiting for a cluster or a job can take minutes; a user wants to see what is being awaited,
+what the server reports right now and how much time is left. Logs and CI runs must stay free
+of carriage-return noise, so a terminal display is shown only when stderr is a terminal and no
+CI variable is set. `rich` draws it when it happens to be installed (it is not a dependency);
+otherwise one plain line on stderr is rewritten in place. In a Jupyter kernel with ipywidgets
+installed (the ``widgets`` extra) the same line is a live widget under the running cell. A
+caller may also pass its own `Progress` (the notebook widgets show a wait in their own panel).
 """
 
 from __future__ import annotations
 
+import html
 import importlib
 import os
 import sys
 from typing import Any, Protocol, TextIO
 
-__all__ = ["NullProgress", "PlainProgress", "Progress", "interactive", "open_progress"]
+__all__ = [
+    "NotebookProgress",
+    "NullProgress",
+    "PlainProgress",
+    "Progress",
+    "interactive",
+    "open_progress",
+]
 
 _CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 
@@ -117,6 +126,58 @@ class _RichProgress:
         self._progress.stop()
 
 
+class NotebookProgress:
+    """The line a terminal shows, as an ipywidgets `HTML` widget that is updated in place.
+
+    `widget` is the ipywidgets object (show it with IPython's `display`); after `close()` it
+    keeps the last line, marked as finished, so a notebook shows how the wait ended.
+    """
+
+    def __init__(self, what: str, *, widget: Any = None) -> None:
+        widgets: Any = importlib.import_module("ipywidgets")
+        self._line = PlainProgress(what, sys.stderr, width=160)
+        self.widget: Any = widgets.HTML() if widget is None else widget
+        self.widget.value = self._html(f"waiting for {what}", running=True)
+        self.text = f"waiting for {what}"
+        self.closed = False
+
+    @staticmethod
+    def _html(text: str, *, running: bool) -> str:
+        mark = "&#8987;" if running else "&#10003;"
+        return f"<code>{mark} {html.escape(text)}</code>"
+
+    def update(
+        self, *, elapsed: float, timeout: float, state: str, done: int | None, total: int | None
+    ) -> None:
+        self.text = self._line.render(
+            elapsed=elapsed, timeout=timeout, state=state, done=done, total=total
+        )
+        self.widget.value = self._html(self.text, running=True)
+
+    def close(self) -> None:
+        self.closed = True
+        self.widget.value = self._html(f"{self.text} (wait ended)", running=False)
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython with a kernel attached), not in a plain shell."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        ipython: Any = importlib.import_module("IPython").get_ipython()
+    except ImportError:
+        return False
+    return ipython is not None and getattr(ipython, "kernel", None) is not None
+
+
+def _widgets_available() -> bool:
+    try:
+        importlib.import_module("ipywidgets")
+    except ImportError:
+        return False
+    return True
+
+
 def interactive(stream: TextIO | None = None) -> bool:
     """True when `stream` (stderr by default) is a terminal and no CI system is detected."""
     stream = sys.stderr if stream is None else stream
@@ -138,10 +199,17 @@ def _rich_available() -> bool:
 
 
 def open_progress(
-    what: str, *, timeout: float, enabled: bool = True, stream: TextIO | None = None
+    what: str, *, timeout: float, enabled: bool | Progress = True, stream: TextIO | None = None
 ) -> Progress:
-    """The display for one wait: rich or plain on an interactive terminal, else nothing."""
+    """The display for one wait: `enabled` itself when it is a `Progress`; a live widget in a
+    Jupyter kernel with ipywidgets; rich or plain on an interactive terminal; else nothing."""
+    if not isinstance(enabled, bool):
+        return enabled
     stream = sys.stderr if stream is None else stream
+    if enabled and in_notebook() and _widgets_available():
+        shown = NotebookProgress(what)
+        importlib.import_module("IPython.display").display(shown.widget)
+        return shown
     if not enabled or not interactive(stream):
         return NullProgress()
     if _rich_available():

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from flarekit._progress import open_progress
+from flarekit._progress import Progress, open_progress
 from flarekit._tables import HtmlStatus
 
 __all__ = [
@@ -146,7 +146,7 @@ def wait_until(
     describe: str,
     poll: float = 0.5,
     max_poll: float = 5.0,
-    progress: bool = True,
+    progress: bool | Progress = True,
     clock: Clock | None = None,
     state: Callable[[T], str] | None = None,
     count: Callable[[T], tuple[int, int] | None] | None = None,

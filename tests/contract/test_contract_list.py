@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import kubernetes
 import pytest
 from contract_backend import Cluster
 from contract_support import GROUP, LQ, api, create_queue
@@ -72,3 +73,22 @@ def test_pagination_walks_every_object_once(queues: Cluster) -> None:
         assert page["metadata"]["remainingItemCount"] == 5 - len(names)
     assert pages == 3
     assert sorted(names) == ["a", "b", "c", "d", "e"]
+
+
+def test_a_namespace_that_does_not_exist_lists_empty(cluster: Cluster) -> None:
+    # A real API server answers a list (and a watch) in a missing namespace with nothing, not
+    # 404; only reading, writing or deleting an object there is NotFound.
+    missing = cluster.unique("no-such-namespace")
+    version = cluster.version(GROUP)
+    listed = api(cluster).list_namespaced_custom_object(GROUP, version, missing, LQ)
+    assert listed["items"] == []
+    pods = kubernetes.client.CoreV1Api(cluster.api_client()).list_namespaced_pod(missing)
+    assert pods.items == []
+    watched = api(cluster).list_namespaced_custom_object(
+        GROUP, version, missing, LQ, watch=True, timeout_seconds=1, _preload_content=False
+    )
+    assert watched.status == 200
+    watched.release_conn()
+    with pytest.raises(kubernetes.client.ApiException) as read:
+        api(cluster).get_namespaced_custom_object(GROUP, version, missing, LQ, "q")
+    assert read.value.status == 404

@@ -147,8 +147,17 @@ def test_cluster_apply_status_wait_down(fc: FakeCluster, client: Client) -> None
     assert sent(fc, cluster.status) == [f"GET {RAY}/rayclusters/rc"]
     settle(lambda: fc.get("rayclusters", "rc", NS)["status"].get("state") == "ready")
     assert sent(fc, lambda: cluster.wait_ready(poll=0.01, progress=False)) == [
-        f"GET {RAY}/rayclusters/rc"  # one poll: ready
+        f"GET {RAY}/rayclusters/rc",  # one poll: ready
+        # Is the dashboard exposed (then it is waited for)? The head Service's name, then
+        # what may route to it: nothing here, so there is no dashboard to wait for.
+        f"GET {RAY}/rayclusters/rc",
+        f"GET /apis/route.openshift.io/v1/namespaces/{NS}/routes",
+        f"GET /apis/networking.k8s.io/v1/namespaces/{NS}/ingresses",
+        f"GET /apis/gateway.networking.k8s.io/v1/namespaces/{NS}/httproutes",
     ]
+    assert sent(
+        fc, lambda: cluster.wait_ready(poll=0.01, progress=False, dashboard_check=False)
+    ) == [f"GET {RAY}/rayclusters/rc"]
     assert sent(fc, cluster.down) == [
         f"GET {RAY}/rayclusters/rc",  # owned by an AppWrapper? then that is deleted
         f"DELETE {RAY}/rayclusters/rc",

@@ -268,39 +268,17 @@ def list_jobs(
 ) -> list[Listed]:
     """Every RayJob and TrainJob in `namespace` (`ALL_NAMESPACES` for all) with its state,
     sorted by namespace, name and kind (kinds the cluster does not serve are skipped)."""
-    from flarekit import NotFound
-    from flarekit._objects import labels_of
-    from flarekit._products import QUEUE_LABEL
-    from flarekit.job._rayjob_status import status_of
-    from flarekit.job._trainjob import trainjob_status
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+    from flarekit.job._listing import JobKind, find_jobs
 
     rows: list[Listed] = []
-    if kind in (None, "rayjob"):
-        try:
-            for ray in client.list(RayJobModel, namespace=namespace, label_selector=label_selector):
-                s = status_of(ray, QUEUE_LABEL)
-                row = (s.namespace, s.name, "RayJob", s.summary, s.local_queue)
-                rows.append(_row(row, s.message or s.reason, ray))
-        except NotFound:
-            pass  # KubeRay is not installed
-    if kind in (None, "trainjob"):
-        try:
-            listed = client.list(TrainJobModel, namespace=namespace, label_selector=label_selector)
-            for train in listed:
-                t = trainjob_status(train)
-                row = (
-                    t.namespace,
-                    t.name,
-                    "TrainJob",
-                    t.summary,
-                    labels_of(train).get(QUEUE_LABEL),
-                )
-                rows.append(_row(row, t.message or t.reason, train))
-        except NotFound:
-            pass  # Trainer is not installed
-    return sorted(rows, key=lambda r: r.key)
+    chosen: JobKind | None = "rayjob" if kind == "rayjob" else None
+    if kind == "trainjob":
+        chosen = "trainjob"
+    for job in find_jobs(client, namespace, chosen, label_selector):
+        s = job.status
+        row = (s.namespace, s.name, s.kind, s.summary, job.queue)
+        rows.append(_row(row, s.message or s.reason, job.resource))
+    return rows
 
 
 def _row(cells: tuple[str, str, str, str, str | None], detail: str, obj: KubeResource) -> Listed:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
-from flarekit._wait import Clock, WaitTimeout, wait_until
+from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
 from flarekit.cluster._config import ClusterConfiguration
 from flarekit.cluster._status import (
     ClusterState,
@@ -33,8 +33,10 @@ from flarekit.cluster._status import (
 )
 
 if TYPE_CHECKING:
+    from flarekit._progress import Progress
     from flarekit.client._client import Client
     from flarekit.cluster._details import ClusterDetails
+    from flarekit.ray._jobs_http import Verify
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Event
     from flarekit_models.ray.v1 import RayCluster
@@ -226,6 +228,26 @@ class Cluster:
             port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
         )
 
+    def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
+        """Whether the Ray dashboard answers at :meth:`cluster_dashboard_uri` (its Jobs API's
+        ``/api/version``). False when the dashboard is not exposed, cannot be reached, or
+        answers with an error; `verify` is as for :class:`flarekit.ray.RayJobClient`."""
+        from flarekit.cluster._dashboard import DashboardNotExposed
+        from flarekit.ray import RayJobClient, RayJobsError
+
+        try:
+            uri = self.cluster_dashboard_uri()
+        except DashboardNotExposed:
+            return False
+        if _never_resolves(uri):
+            return False
+        dashboard = RayJobClient(uri, verify=verify, timeout=timeout, retries=0)
+        try:
+            dashboard.version()
+        except RayJobsError:
+            return False
+        return True
+
     def details(self) -> ClusterDetails:
         """Status, addresses, queue admission and resources per group, read from the server."""
         from flarekit.cluster._dashboard import DashboardNotExposed
@@ -404,7 +426,7 @@ class Cluster:
         timeout: float = 300.0,
         poll: float = 0.5,
         max_poll: float = 5.0,
-        progress: bool = True,
+        progress: bool | Progress = True,
         clock: Clock | None = None,
     ) -> bool:
         """Delete the cluster (the AppWrapper when wrapped: it removes what it made).
@@ -453,15 +475,65 @@ class Cluster:
         *,
         poll: float = 1.0,
         max_poll: float = 5.0,
-        progress: bool = True,
+        progress: bool | Progress = True,
         clock: Clock | None = None,
+        dashboard_check: bool = True,
     ) -> ClusterStatus:
-        """Return the status once the cluster is READY.
+        """Return the status once the cluster is READY and, when its dashboard is exposed (a
+        Route, Ingress or HTTPRoute, see :meth:`cluster_dashboard_uri`) and `dashboard_check`
+        is true, once the dashboard answers (:meth:`is_dashboard_ready`): only then can jobs
+        be submitted to it. A dashboard that is not exposed, or whose host is under
+        ``.invalid`` (RFC 6761: it never resolves; the practice cluster's are), is not waited
+        for.
 
         Raises `TerminalFailure` quoting KubeRay's or the AppWrapper's reason when it fails,
         and `WaitTimeout` after `timeout` seconds (for a queued cluster, with Kueue's reason
-        for not admitting it).
+        for not admitting it; for a ready cluster, naming the dashboard that did not answer).
         """
+        clock = SystemClock() if clock is None else clock
+        started = clock.now()
+        status = self._wait_status(timeout, poll, max_poll, progress, clock)
+        if dashboard_check:
+            self._wait_dashboard(timeout - (clock.now() - started), poll, max_poll, progress, clock)
+        return status
+
+    def _wait_dashboard(
+        self,
+        timeout: float,
+        poll: float,
+        max_poll: float,
+        progress: bool | Progress,
+        clock: Clock,
+    ) -> None:
+        from flarekit.cluster._dashboard import DashboardNotExposed
+
+        try:
+            uri = self.cluster_dashboard_uri()
+        except DashboardNotExposed:
+            return  # reached by port-forward, if at all: nothing to wait for
+        if _never_resolves(uri):
+            return  # e.g. the practice cluster's hosts: nothing can ever answer there
+        wait_until(
+            self.is_dashboard_ready,
+            bool,
+            None,
+            timeout=max(timeout, 0.0),
+            describe=f"the Ray dashboard of {self.namespace}/{self.name} at {uri} to answer",
+            poll=poll,
+            max_poll=max_poll,
+            progress=progress,
+            clock=clock,
+            state=lambda ready: "answering" if ready else "not answering yet",
+        )
+
+    def _wait_status(
+        self,
+        timeout: float,
+        poll: float,
+        max_poll: float,
+        progress: bool | Progress,
+        clock: Clock,
+    ) -> ClusterStatus:
         describe = f"Ray cluster {self.namespace}/{self.name} to be ready"
         try:
             return wait_until(
@@ -501,6 +573,14 @@ class Cluster:
             return self._admission(wrapper if wrapper is not None else raycluster, status)
         except Exception:  # the timeout is the error to report; this is only a hint
             return None
+
+
+def _never_resolves(uri: str) -> bool:
+    """Whether `uri`'s host is under ``.invalid``, which by RFC 6761 never resolves."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(uri).hostname or "").rstrip(".")
+    return host == "invalid" or host.endswith(".invalid")
 
 
 def _kind_of(wrapper: dict[str, Any] | None) -> str:

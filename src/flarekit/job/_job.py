@@ -30,6 +30,7 @@ from typing import (
 from flarekit.job._jobstate import JobState, JobStatus
 
 if TYPE_CHECKING:
+    from flarekit._progress import Progress
     from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Event
@@ -88,7 +89,7 @@ class Job(Protocol):
         *,
         timeout: float = 3600.0,
         poll: float = 0.5,
-        progress: bool = True,
+        progress: bool | Progress = True,
         callback: Callable[[JobStatus], object] | None = None,
     ) -> JobStatus:
         """The status once the job is in (one of) `until`; `TerminalFailure` when it ends
@@ -185,7 +186,7 @@ def wait_for_state(
     *,
     timeout: float,
     poll: float,
-    progress: bool,
+    progress: bool | Progress,
     stuck: Callable[[S], str | None] | None = None,
     callback: Callable[[S], object] | None = None,
 ) -> S:
@@ -315,7 +316,7 @@ class KubeJob(abc.ABC, Generic[S]):
         *,
         timeout: float = 3600.0,
         poll: float = 0.5,
-        progress: bool = True,
+        progress: bool | Progress = True,
         callback: Callable[[S], object] | None = None,
     ) -> S:
         """The status once the job is in (one of) `until` (default: succeeded); `until` is a

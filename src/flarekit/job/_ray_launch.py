@@ -22,6 +22,7 @@ from flarekit.job._jobstate import JobState, JobStatus
 from flarekit.job.ray_launcher import node_command
 
 if TYPE_CHECKING:
+    from flarekit._progress import Progress
     from flarekit.ray import RayJobClient
     from flarekit_models.core.v1 import Event
 
@@ -100,7 +101,7 @@ class RayRun:
         *,
         timeout: float = 3600.0,
         poll: float = 0.5,
-        progress: bool = True,
+        progress: bool | Progress = True,
         callback: Callable[[JobStatus], object] | None = None,
     ) -> JobStatus:
         """The status once the Ray job is in (one of) `until`; `TerminalFailure` when it

@@ -98,9 +98,8 @@ def _int_param(req: Request, name: str) -> int | None:
 
 
 def list_objects(store: Store, req: Request) -> Response:
+    # A namespace that does not exist lists empty, as on kube-apiserver (not 404).
     namespace = req.namespace or None
-    if req.rt.namespaced and namespace is not None:
-        require_namespace(store, req, "", creating=False)
     matches = matcher(req)
     limit = _int_param(req, "limit") or 0
     if limit < 0:
@@ -166,9 +165,8 @@ class WatchPlan:
 
 
 def open_watch(store: Store, req: Request) -> WatchPlan:
+    # Watching a namespace that does not exist (yet) is allowed, as on kube-apiserver.
     namespace = req.namespace or None
-    if req.rt.namespaced and namespace is not None:
-        require_namespace(store, req, "", creating=False)
     matches = matcher(req)
     rv = req.param("resourceVersion")
     since = None if rv in (None, "", "0") else _int_param(req, "resourceVersion")

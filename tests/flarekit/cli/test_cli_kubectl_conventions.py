@@ -147,3 +147,19 @@ def test_help_is_plain_text(group: str, capsys: pytest.CaptureFixture[str]) -> N
     assert shown.startswith(f"usage: flarekit {group}")
     for markup in ("``", ":class:", ":func:", ":mod:"):
         assert markup not in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("noun", "says"),
+    [
+        ("job", "Jobs in namespace ghost-ns: 0"),
+        ("queue", "No LocalQueues in namespace 'ghost-ns'."),
+        ("cluster", "Ray clusters in namespace ghost-ns: 0"),
+    ],
+)
+def test_listing_a_namespace_that_does_not_exist_is_empty(
+    fake: FakeCluster, noun: str, says: str
+) -> None:
+    # As `kubectl get -n ghost-ns`: nothing found is not an error, for every noun alike.
+    listed = flarekit(fake, noun, "list", namespace="ghost-ns")
+    assert (listed.code, listed.out.strip()) == (0, says), listed
