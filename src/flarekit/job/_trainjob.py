@@ -606,7 +606,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
         client = client if client is not None else Client()
-        obj = client.get(TrainJobModel, name, namespace=namespace).to_dict()
+        obj = client.get(TrainJobModel, name, namespace=namespace)
         params = read_params(obj)
         job = cls.__new__(cls)
         job.__dict__.update(
@@ -623,8 +623,10 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             _runtime_looked_up=False,
             _queue=params["local_queue"],
         )
-        job.name = params["name"] or name
-        job.namespace = params["namespace"] or namespace or client.namespace
+        meta = obj.metadata
+        job.name = (meta.name if meta is not None else None) or name
+        job.namespace = (meta.namespace if meta is not None else None) or namespace
+        job.namespace = job.namespace or client.namespace
         job._submitted_namespace = job.namespace
         return job
 
