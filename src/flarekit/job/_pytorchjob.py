@@ -11,7 +11,7 @@ conditions, logs from the master pod, wait, delete.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit._objects import labels_of, name_of
 from flarekit._products import QUEUE_LABEL
@@ -19,6 +19,7 @@ from flarekit.job._job import KubeJob, NoPodYet
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonValue
     from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
@@ -104,7 +105,7 @@ def _where(meta: ObjectMeta | None) -> tuple[str, str]:
     return (meta.name or "", meta.namespace or "") if meta is not None else ("", "")
 
 
-def pytorchjob_status(obj: PyTorchJob | Mapping[str, Any]) -> JobStatus:
+def pytorchjob_status(obj: PyTorchJob | Mapping[str, JsonValue]) -> JobStatus:
     """The training operator's conditions (Created, Running, Restarting, Suspended,
     Succeeded, Failed) read into a `JobStatus`; no status yet is `PENDING`."""
     from flarekit_models.kubeflow.v1 import PyTorchJob
@@ -157,7 +158,7 @@ _PHASES = {
 }
 
 
-def appwrapper_status(obj: AppWrapper | Mapping[str, Any]) -> JobStatus:
+def appwrapper_status(obj: AppWrapper | Mapping[str, JsonValue]) -> JobStatus:
     """An AppWrapper's phase as a `JobStatus`, with the message of its failing condition."""
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
@@ -188,7 +189,7 @@ class PyTorchJobRun(KubeJob[JobStatus]):
         self.namespace = namespace
         self.wrapped = wrapped
 
-    def _model(self) -> Any:
+    def _model(self) -> type[KubeResource]:
         if self.wrapped:
             from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
@@ -250,7 +251,7 @@ class PyTorchJobRun(KubeJob[JobStatus]):
             subject = f"{type(obj).__name__} {self.namespace}/{self.name}"
             set_workload_active(self.client, obj, active=run, subject=subject)
         else:
-            patch: dict[str, Any] = {"spec": {"suspend": not run}}
+            patch: dict[str, JsonValue] = {"spec": {"suspend": not run}}
             if not self.wrapped:
                 patch = {"spec": {"runPolicy": {"suspend": not run}}}
             self.client.patch(self._model(), self.name, patch, namespace=self.namespace)
