@@ -252,9 +252,7 @@ class DistributedJob:
                 self.volume_mounts.append(pair[1])
         placement = check_pod_options(report, node_selector=node_selector, tolerations=tolerations)
         self.node_selector = dict(placement.node_selector)
-        from flarekit_models.core.v1 import Toleration
-
-        self.tolerations = [Toleration.model_validate(t) for t in placement.tolerations]
+        self.tolerations = list(placement.tolerations)
         if service_account is not None:
             check_dns1123_subdomain(report, "service_account", service_account)
         if image_pull_secret is not None:
