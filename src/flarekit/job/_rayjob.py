@@ -202,6 +202,9 @@ class RayJob(KubeJob[RayJobStatus]):
         return self._kind()
 
     def _status_of(self, obj: KubeResource) -> RayJobStatus:
+        model = self._kind()
+        if not isinstance(obj, model):
+            raise TypeError(f"expected a RayJob, got {type(obj).__name__}")
         return status_of(obj, QUEUE_LABEL)
 
     def _stuck(self, status: RayJobStatus) -> str | None:
