@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import datetime
 import enum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 
 class RayJobState(enum.StrEnum):
@@ -65,7 +64,7 @@ class JobDetails(_Lenient):
     start_time: int | None = None
     end_time: int | None = None
     metadata: dict[str, str] | None = None
-    runtime_env: dict[str, Any] | None = None
+    runtime_env: dict[str, JsonValue] | None = None
     driver_info: DriverInfo | None = None
     driver_agent_http_address: str | None = None
     driver_node_id: str | None = None
@@ -83,6 +82,19 @@ class JobDetails(_Lenient):
     @property
     def ended_at(self) -> datetime.datetime | None:
         return _from_millis(self.end_time)
+
+
+class SubmitAnswer(_Lenient):
+    """What ``POST /api/jobs/`` answers: the submission id (``job_id`` before Ray 2.0)."""
+
+    submission_id: str | None = None
+    job_id: str | None = None
+
+
+class LogsAnswer(_Lenient):
+    """What ``GET /api/jobs/<id>/logs`` answers: the driver output so far."""
+
+    logs: str
 
 
 class RayVersion(_Lenient):
