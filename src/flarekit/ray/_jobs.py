@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -35,9 +35,11 @@ from flarekit.ray._jobs_models import (
     SubmitAnswer,
 )
 from flarekit.ray._jobs_upload import MAX_PACKAGE_BYTES, Package, local_packages
-from flarekit.ray._jobs_validation import build_submit_body, check_submission_id
+from flarekit.ray._jobs_validation import build_submit_request, check_submission_id
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue as RayJson
+
     from flarekit._json import JsonValue
 
 _MAX_POLL = 10.0
@@ -135,7 +137,7 @@ class RayJobClient:
         its ``gcs://_ray_pkg_<hash>.zip`` URI; every entry is zipped and size-checked before
         the first upload.
         """
-        body = build_submit_body(
+        request = build_submit_request(
             entrypoint,
             submission_id=submission_id,
             runtime_env=runtime_env,
@@ -146,9 +148,9 @@ class RayJobClient:
             entrypoint_resources=entrypoint_resources,
             entrypoint_label_selector=entrypoint_label_selector,
         )
-        if "runtime_env" in body:
-            body["runtime_env"] = self._upload(body["runtime_env"])
-        answer = self._http.request("POST", "/api/jobs/", body)
+        if request.runtime_env is not None:
+            request.runtime_env = self._upload(request.runtime_env)
+        answer = self._http.request("POST", "/api/jobs/", request.body())
         try:
             parsed = SubmitAnswer.model_validate(answer)
         except ValidationError:
@@ -163,16 +165,17 @@ class RayJobClient:
             path="/api/jobs/",
         )
 
-    def _upload(self, runtime_env: dict[str, Any]) -> dict[str, Any]:
+    def _upload(self, runtime_env: dict[str, RayJson]) -> dict[str, RayJson]:
         """`runtime_env` with its local entries uploaded and replaced by their URIs."""
-        prepared = local_packages(runtime_env, self.max_upload_bytes)
-        out: dict[str, Any] = dict(prepared)
-        if isinstance(prepared.get("working_dir"), Package):
-            out["working_dir"] = self._ensure_package(prepared["working_dir"])
+        prepared = local_packages(dict[str, object](runtime_env), self.max_upload_bytes)
+        out = dict(runtime_env)
+        working_dir = prepared.get("working_dir")
+        if isinstance(working_dir, Package):
+            out["working_dir"] = self._ensure_package(working_dir)
         modules = prepared.get("py_modules")
         if isinstance(modules, list):
             out["py_modules"] = [
-                self._ensure_package(m) if isinstance(m, Package) else m for m in modules
+                self._ensure_package(m) if isinstance(m, Package) else str(m) for m in modules
             ]
         return out
 

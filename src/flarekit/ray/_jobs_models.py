@@ -84,6 +84,27 @@ class JobDetails(_Lenient):
         return _from_millis(self.end_time)
 
 
+class SubmitRequest(BaseModel):
+    """The body of ``POST /api/jobs/``, checked (see `build_submit_request`). Fields left
+    None are not sent, so servers that predate a field still accept the body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entrypoint: str
+    submission_id: str | None = None
+    runtime_env: dict[str, JsonValue] | None = None
+    metadata: dict[str, str] | None = None
+    entrypoint_num_cpus: int | float | None = None
+    entrypoint_num_gpus: int | float | None = None
+    entrypoint_memory: int | None = None
+    entrypoint_resources: dict[str, int | float] | None = None
+    entrypoint_label_selector: dict[str, str] | None = None
+
+    def body(self) -> dict[str, JsonValue]:
+        """The JSON body, without the fields left None."""
+        return self.model_dump(exclude_none=True)
+
+
 class SubmitAnswer(_Lenient):
     """What ``POST /api/jobs/`` answers: the submission id (``job_id`` before Ray 2.0)."""
 
