@@ -15,7 +15,7 @@ import html
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
