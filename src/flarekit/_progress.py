@@ -15,7 +15,11 @@ import html
 import importlib
 import os
 import sys
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 __all__ = [
     "NotebookProgress",
@@ -94,22 +98,26 @@ class _RichProgress:
     """The same information drawn by `rich` (a transient bar over the time budget)."""
 
     def __init__(self, what: str, stream: TextIO, timeout: float) -> None:
-        progress_mod: Any = importlib.import_module("rich.progress")
-        console_mod: Any = importlib.import_module("rich.console")
-        self._escape: Any = importlib.import_module("rich.markup").escape
+        # Imported here: rich is optional, and only an interactive wait with rich uses it.
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        self._escape = escape
         self._what = what
-        self._progress: Any = progress_mod.Progress(
-            progress_mod.SpinnerColumn(),
-            progress_mod.TextColumn("{task.description}"),
-            progress_mod.BarColumn(),
-            progress_mod.TimeElapsedColumn(),
-            console=console_mod.Console(file=stream),
+        self._progress: RichProgress = RichProgress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=Console(file=stream),
             transient=True,
             # Leave the user's own prints alone while the bar is shown.
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self._task: Any = self._progress.add_task(
+        self._task: TaskID = self._progress.add_task(
             self._escape(f"waiting for {what}"), total=timeout or None
         )
         self._progress.start()

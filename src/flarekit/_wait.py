@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from flarekit._progress import Progress, open_progress
 from flarekit._tables import HtmlStatus
@@ -97,7 +97,7 @@ def backoff_delays(poll: float, max_poll: float, factor: float = 1.5) -> Callabl
     return next_delay
 
 
-def _get(obj: object, key: str) -> Any:
+def _get(obj: object, key: str) -> object:
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
@@ -119,7 +119,8 @@ def summarize_state(obj: object) -> str:
         value = _get(status, key)
         if value not in (None, ""):
             parts.append(f"{key}={getattr(value, 'value', value)}")
-    conditions = _get(status, "conditions") or []
+    found = _get(status, "conditions")
+    conditions = found if isinstance(found, list | tuple) else []
     true_types = [
         str(_get(c, "type")) for c in conditions if str(_get(c, "status")).lower() == "true"
     ]

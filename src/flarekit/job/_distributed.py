@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from flarekit._validation import (
     ConfigError,
@@ -37,15 +37,34 @@ from flarekit.job._shipping import check_files, check_packages, shipped_command
 from flarekit.job._trainjob import DEFAULT_RUNTIME, TrainJob, check_env
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonValue
     from flarekit.client._client import Client
     from flarekit.job._pytorchjob import PyTorchJobRun
     from flarekit.job._ray_launch import RayRun
+    from flarekit.ray import RayJobClient
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit_models.core.v1 import PodSpec, Toleration, Volume, VolumeMount
+    from flarekit_models.kubeflow.v1 import PyTorchJob, RunPolicy
 
 __all__ = ["RUN_POLICY", "DistributedJob", "parse_j", "parse_mount"]
+
+
+class RayDashboard(Protocol):
+    """A Ray cluster whose dashboard URL can be read (a `flarekit.cluster.Cluster`)."""
+
+    def cluster_dashboard_uri(self) -> str: ...
+
 
 Target = Literal["TrainJob", "PyTorchJob", "AppWrapper", "Ray"]
 _J = re.compile(r"(?P<nodes>-?[0-9]+)x(?P<procs>-?[0-9]+)|(?P<single>-?[0-9]+)")
 _CLEAN_POD_POLICIES = ("None", "All", "Running")
+#: run-policy option -> its field in the training operator's ``runPolicy``
+_RUN_POLICY_FIELDS = {
+    "ttl_seconds_after_finished": "ttlSecondsAfterFinished",
+    "active_deadline_seconds": "activeDeadlineSeconds",
+    "backoff_limit": "backoffLimit",
+    "clean_pod_policy": "cleanPodPolicy",
+}
 #: option -> {target: where it goes, or None when the target has no such thing}
 RUN_POLICY: dict[str, dict[Target, str | None]] = {
     "ttl_seconds_after_finished": {
@@ -100,7 +119,7 @@ def parse_j(report: ValidationReport, value: object) -> tuple[int, int]:
 
 def parse_mount(
     report: ValidationReport, field: str, value: object
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+) -> tuple[Volume, VolumeMount] | None:
     """A (volume, volumeMount) pair from ``"type=volume,src=pvc,dst=/data[,readonly]"`` or
     ``{"type": "bind", "src": "/host", "dst": "/data", "readonly": True}``."""
     expected = (
@@ -108,12 +127,12 @@ def parse_mount(
         "(optionally ',readonly'), or a dict with type, src, dst, readonly"
     )
     if isinstance(value, str):
-        parts: dict[str, Any] = {}
+        parts: dict[str, JsonValue] = {}
         for item in value.split(","):
             key, sep, text = item.strip().partition("=")
             parts[key] = text if sep else True
     elif isinstance(value, Mapping):
-        parts = dict(value)
+        parts = {str(k): v for k, v in value.items()}
     else:
         report.add(field, value, "not a mount", expected)
         return None
@@ -126,22 +145,30 @@ def parse_mount(
     if not dst.startswith("/"):
         report.add(field, value, "dst is not an absolute path", "a dst such as '/data'")
         return None
+    from flarekit_models.core.v1 import (
+        HostPathVolumeSource,
+        PersistentVolumeClaimVolumeSource,
+        Volume,
+        VolumeMount,
+    )
+
     name = "mount-" + re.sub(r"[^a-z0-9]+", "-", str(src).lower()).strip("-")[:50]
+    volume = Volume(name=name)
     if kind == "volume":
         if not check_dns1123_subdomain(report, f"{field}.src", src):
             return None
-        source: dict[str, Any] = {"persistentVolumeClaim": {"claimName": src}}
+        volume.persistent_volume_claim = PersistentVolumeClaimVolumeSource(claim_name=str(src))
     else:
         if not str(src).startswith("/"):
             report.add(
                 field, value, "a bind src must be an absolute host path", "e.g. src=/mnt/data"
             )
             return None
-        source = {"hostPath": {"path": src}}
-    mount: dict[str, Any] = {"name": name, "mountPath": dst}
+        volume.host_path = HostPathVolumeSource(path=str(src))
+    mount = VolumeMount(name=name, mount_path=dst)
     if parts.get("readonly") in (True, "true", "True", "1"):
-        mount["readOnly"] = True
-    return {"name": name, **source}, mount
+        mount.read_only = True
+    return volume, mount
 
 
 class DistributedJob:
@@ -171,9 +198,9 @@ class DistributedJob:
         gpu: int = 0,
         mem_mb: int | None = None,
         env: Mapping[str, str] | None = None,
-        mounts: Sequence[str | Mapping[str, Any]] = (),
+        mounts: Sequence[str | Mapping[str, JsonValue]] = (),
         node_selector: Mapping[str, str] | None = None,
-        tolerations: Sequence[Mapping[str, Any]] | None = None,
+        tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None = None,
         namespace: str | None = None,
         service_account: str | None = None,
         image_pull_secret: str | None = None,
@@ -216,8 +243,8 @@ class DistributedJob:
         check_count(report, "gpu", gpu)
         check_count(report, "mem_mb", mem_mb, allow_none=True)
         self.env = check_env(report, "env", env)
-        self.volumes: list[dict[str, Any]] = []
-        self.volume_mounts: list[dict[str, Any]] = []
+        self.volumes: list[Volume] = []
+        self.volume_mounts: list[VolumeMount] = []
         for i, mount in enumerate(mounts):
             pair = parse_mount(report, f"mounts[{i}]", mount)
             if pair is not None:
@@ -225,7 +252,7 @@ class DistributedJob:
                 self.volume_mounts.append(pair[1])
         placement = check_pod_options(report, node_selector=node_selector, tolerations=tolerations)
         self.node_selector = dict(placement.node_selector)
-        self.tolerations = [dict(t) for t in placement.tolerations]
+        self.tolerations = list(placement.tolerations)
         if service_account is not None:
             check_dns1123_subdomain(report, "service_account", service_account)
         if image_pull_secret is not None:
@@ -274,7 +301,7 @@ class DistributedJob:
         self.no_queue = no_queue
         self.gang, self.appwrapper, self.runtime = gang, appwrapper, runtime
         self.placement_timeout = float(placement_timeout)
-        self.run_policy: dict[str, Any] = {
+        self.run_policy: dict[str, int | str] = {
             k: v
             for k, v in (
                 ("ttl_seconds_after_finished", ttl_seconds_after_finished),
@@ -313,9 +340,9 @@ class DistributedJob:
         if problems:
             raise ConfigError(problems, f"DistributedJob {self.name!r} on {target}")
 
-    def resources(self) -> dict[str, Any]:
+    def resources(self) -> dict[str, int | float | str]:
         """Per-node resources as Kubernetes names."""
-        out: dict[str, Any] = {}
+        out: dict[str, int | float | str] = {}
         if self.cpu is not None:
             out["cpu"] = self.cpu
         if self.mem_mb:
@@ -367,66 +394,81 @@ class DistributedJob:
             local_queue=self.local_queue,
             priority_class=self.priority_class,
             no_queue=self.no_queue,
-            active_deadline_seconds=self.run_policy.get("active_deadline_seconds"),
+            active_deadline_seconds=self._run_policy_model().active_deadline_seconds,
             client=self._client,
         )
 
-    def _pod(self) -> dict[str, Any]:
+    def _pod(self) -> PodSpec:
         from flarekit.job._pytorchjob import CONTAINER
         from flarekit.job._resources import check_resources_per_node
+        from flarekit_models.core.v1 import (
+            Container,
+            EnvVar,
+            LocalObjectReference,
+            PodSpec,
+            ResourceRequirements,
+        )
 
-        container: dict[str, Any] = {"name": CONTAINER, "command": self._torchrun()}
+        container = Container(name=CONTAINER, command=self._torchrun())
         if self.image:
-            container["image"] = self.image
+            container.image = self.image
         if self.env:
-            container["env"] = [{"name": k, "value": v} for k, v in self.env.items()]
+            container.env = [EnvVar(name=k, value=v) for k, v in self.env.items()]
         resources = check_resources_per_node(ValidationReport(), "resources", self.resources())
         if resources:
-            container["resources"] = {"requests": resources, "limits": dict(resources)}
+            container.resources = ResourceRequirements(requests=resources, limits=dict(resources))
         if self.volume_mounts:
-            container["volumeMounts"] = self.volume_mounts
-        pod: dict[str, Any] = {"containers": [container]}
+            container.volume_mounts = list(self.volume_mounts)
+        pod = PodSpec(containers=[container])
         if self.volumes:
-            pod["volumes"] = self.volumes
+            pod.volumes = list(self.volumes)
         if self.node_selector:
-            pod["nodeSelector"] = dict(self.node_selector)
+            pod.node_selector = dict(self.node_selector)
         if self.tolerations:
-            pod["tolerations"] = [dict(t) for t in self.tolerations]
+            pod.tolerations = list(self.tolerations)
         if self.service_account:
-            pod["serviceAccountName"] = self.service_account
+            pod.service_account_name = self.service_account
         if self.image_pull_secret:
-            pod["imagePullSecrets"] = [{"name": self.image_pull_secret}]
+            pod.image_pull_secrets = [LocalObjectReference(name=self.image_pull_secret)]
         return pod
 
+    def _run_policy_model(self) -> RunPolicy:
+        """The run-policy options as the training operator's ``runPolicy`` (unset ones left
+        out)."""
+        from flarekit_models.kubeflow.v1 import RunPolicy
+
+        return RunPolicy.model_validate(
+            {_RUN_POLICY_FIELDS[k]: v for k, v in self.run_policy.items()}
+        )
+
     def to_pytorchjob(self, *, queue: str | None = None) -> dict[str, Any]:
-        """This job as a training-operator PyTorchJob (or the AppWrapper holding it)."""
-        from flarekit.job._pytorchjob import appwrapper_dict, pytorchjob_dict
+        """This job as a training-operator PyTorchJob (or the AppWrapper holding it), in
+        Kubernetes JSON."""
+        return self._pytorchjob_model(queue=queue).to_dict()
+
+    def _pytorchjob_model(self, *, queue: str | None) -> PyTorchJob | AppWrapper:
+        from flarekit.job._pytorchjob import appwrapper_model, pytorchjob_model
         from flarekit.kueue import queue_labels
+        from flarekit_models.kubeflow.v1 import SchedulingPolicy
 
         target: Target = "AppWrapper" if self.appwrapper else "PyTorchJob"
         self._refuse_run_policy(target)
-        camel = {
-            "ttl_seconds_after_finished": "ttlSecondsAfterFinished",
-            "active_deadline_seconds": "activeDeadlineSeconds",
-            "backoff_limit": "backoffLimit",
-            "clean_pod_policy": "cleanPodPolicy",
-        }
-        policy: dict[str, Any] = {camel[k]: v for k, v in self.run_policy.items()}
+        policy = self._run_policy_model()
         if self.gang:
-            policy["schedulingPolicy"] = {"minAvailable": self.nodes}
+            policy.scheduling_policy = SchedulingPolicy(min_available=self.nodes)
         labels = queue_labels(queue if queue is not None else self.local_queue, self.priority_class)
         if labels and not self.appwrapper:
-            policy["suspend"] = True  # Kueue resumes it once admitted
-        job = pytorchjob_dict(
+            policy.suspend = True  # Kueue resumes it once admitted
+        job = pytorchjob_model(
             name=self.name,
             namespace=self.namespace,
             labels={} if self.appwrapper else labels,
             nodes=self.nodes,
             procs_per_node=self.procs_per_node,
             pod=self._pod(),
-            run_policy=policy,
+            run_policy=policy if policy.model_fields_set else None,
         )
-        return appwrapper_dict(job, labels) if self.appwrapper else job
+        return appwrapper_model(job, labels) if self.appwrapper else job
 
     # -- submitting ---------------------------------------------------------------------------
 
@@ -470,7 +512,9 @@ class DistributedJob:
             f"DistributedJob {self.name!r}",
         )
 
-    def submit(self, cluster: Any = None) -> TrainJob | PyTorchJobRun | RayRun:
+    def submit(
+        self, cluster: RayDashboard | RayJobClient | str | None = None
+    ) -> TrainJob | PyTorchJobRun | RayRun:
         """Run the job: on Kubernetes (TrainJob, else PyTorchJob, optionally in an
         AppWrapper) or, given `cluster` (a `Cluster`, a `RayJobClient` or a dashboard URL),
         on that Ray cluster. Returns its handle: a `Job` (status, wait, logs, events, stop,
@@ -495,17 +539,10 @@ class DistributedJob:
             queue = None
         else:
             queue = maybe_local_queue(client, namespace, self.local_queue)
-        body = self.to_pytorchjob(queue=queue)
-        body["metadata"]["namespace"] = namespace
-        subject = f"DistributedJob {self.name!r}"
-        if target == "AppWrapper":
-            from flarekit_models.appwrapper.v1beta2 import AppWrapper
-
-            model = prepare_write(client, AppWrapper.model_validate(body), subject=subject)
-        else:
-            from flarekit_models.kubeflow.v1 import PyTorchJob
-
-            model = prepare_write(client, PyTorchJob.model_validate(body), subject=subject)
+        body = self._pytorchjob_model(queue=queue)
+        if body.metadata is not None:
+            body.metadata.namespace = namespace
+        model = prepare_write(client, body, subject=f"DistributedJob {self.name!r}")
         client.create(model, field_validation="Strict")
         return PyTorchJobRun(client, self.name, namespace, wrapped=target == "AppWrapper")
 
@@ -523,7 +560,7 @@ class DistributedJob:
         )  # fmt: skip
         return command
 
-    def _submit_ray(self, cluster: Any) -> RayRun:
+    def _submit_ray(self, cluster: RayDashboard | RayJobClient | str) -> RayRun:
         from flarekit.job._ray_launch import RayRun
         from flarekit.ray import RayJobClient
 

@@ -23,7 +23,6 @@ import inspect
 import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 __all__ = ["PackagingError", "function_command", "function_script"]
 
@@ -51,7 +50,7 @@ def _global_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _check_literal(name: str, value: Any) -> None:
+def _check_literal(name: str, value: object) -> None:
     text = repr(value)
     try:
         same = ast.literal_eval(text) == value
@@ -64,7 +63,9 @@ def _check_literal(name: str, value: Any) -> None:
         )
 
 
-def function_script(func: Callable[..., Any], func_args: Mapping[str, Any] | None = None) -> str:
+def function_script(
+    func: Callable[..., object], func_args: Mapping[str, object] | None = None
+) -> str:
     """The source of `func` followed by a call with `func_args` as keyword arguments."""
     if not isinstance(func, types.FunctionType):
         raise PackagingError(
@@ -124,8 +125,8 @@ def function_script(func: Callable[..., Any], func_args: Mapping[str, Any] | Non
 
 
 def function_command(
-    func: Callable[..., Any],
-    func_args: Mapping[str, Any] | None = None,
+    func: Callable[..., object],
+    func_args: Mapping[str, object] | None = None,
     *,
     policy: str = "plain",
     launcher: Sequence[str] | None = None,

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from flarekit._validation import ConfigError, Problem
 from flarekit.job._podopts import POD_FIELDS, RELEASES, PodField, PodOptions, unsupported
@@ -32,7 +32,7 @@ OPTION_FIELDS = {
     "spec.activeDeadlineSeconds": ("active_deadline_seconds", "Trainer v2.3 and later"),
 }
 _UNKNOWN = re.compile(r'unknown field "([^"]+)"')
-_cache: weakref.WeakKeyDictionary[Any, PodField] = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[Client, PodField] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -84,13 +84,12 @@ def _unknown_fields(exc: Exception) -> list[str]:
 
 def create_trainjob(
     client: Client,
-    build: Callable[[PodField | None], Mapping[str, Any]],
+    build: Callable[[PodField | None], TrainJobModel],
     options: PodOptions,
 ) -> TrainJobModel:
     """Create the TrainJob `build(pod_field)` returns, in the pod field negotiation found
     for the cluster's Trainer release, else trying pod fields newest first."""
     from flarekit.compat import prepare_write
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
     known = known_pod_field(client) or _negotiated_pod_field(client)
     candidates: tuple[PodField | None, ...] = (
@@ -101,7 +100,7 @@ def create_trainjob(
             _refuse_unsupported(options, pod_field)
         body: TrainJobModel = prepare_write(
             client,
-            TrainJobModel.model_validate(build(pod_field)),
+            build(pod_field),
             parameters=[(path, option) for path, (option, _) in OPTION_FIELDS.items()],
             subject="TrainJob",
         )

@@ -14,9 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from flarekit._validation import ValidationReport, check_dns1123_subdomain, check_labels
+
+if TYPE_CHECKING:
+    from flarekit._json import JsonObject, JsonValue
+    from flarekit_models._base import KubeModel
+    from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
+
+M = TypeVar("M", bound="KubeModel")
 
 __all__ = [
     "MANAGER",
@@ -54,13 +61,13 @@ _NOT_IN_POD_SPEC_OVERRIDES = ("affinity", "image_pull_secrets")
 
 @dataclass(frozen=True)
 class PodOptions:
-    """What the training pods should get on top of the runtime's pod template (JSON dicts)."""
+    """What the training pods should get on top of the runtime's pod template (models)."""
 
-    volumes: Sequence[Mapping[str, Any]] = ()
-    volume_mounts: Sequence[Mapping[str, Any]] = ()
+    volumes: Sequence[Volume] = ()
+    volume_mounts: Sequence[VolumeMount] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
-    tolerations: Sequence[Mapping[str, Any]] = ()
-    affinity: Mapping[str, Any] | None = None
+    tolerations: Sequence[Toleration] = ()
+    affinity: Affinity | None = None
     service_account: str | None = None
     image_pull_secrets: Sequence[str] = ()
 
@@ -72,70 +79,88 @@ class PodOptions:
         return bool(self.used())
 
 
-def _as_dicts(items: Sequence[Any]) -> list[dict[str, Any]]:
-    out = []
-    for item in items:
-        to_dict = getattr(item, "to_dict", None)
-        out.append(to_dict() if callable(to_dict) else dict(item))
-    return out
+def _as_models(items: Sequence[M | Mapping[str, JsonValue]], model: type[M]) -> list[M]:
+    """Checked items as models (a model given is copied, so later changes to it do not leak
+    into the job)."""
+    return [model.model_validate(i.to_dict() if isinstance(i, model) else i) for i in items]
 
 
-def check_pod_options(report: ValidationReport, **given: Any) -> PodOptions:
-    """Validate the pod options (parameter names as keys; None means not set)."""
+def _listed(
+    report: ValidationReport,
+    name: str,
+    value: Sequence[M | Mapping[str, JsonValue]] | None,
+    model: type[M],
+) -> list[M]:
+    """`value` (a list of models or their JSON) checked and read as models ([] if it has
+    problems)."""
     from flarekit.cluster._checks import _check_models
 
-    def listed(name: str, kind: str) -> list[dict[str, Any]]:
-        value = given.get(name)
-        if value is None:
-            return []
-        value = list(value) if isinstance(value, tuple) else value
-        before = len(report)
-        _check_models(report, name, value, kind)
-        return _as_dicts(value) if len(report) == before else []
+    if value is None:
+        return []
+    items = list(value) if isinstance(value, tuple) else value
+    before = len(report)
+    _check_models(report, name, items, model.__name__)
+    return _as_models(items, model) if len(report) == before else []
 
-    volumes = listed("volumes", "Volume")
-    mounts = listed("volume_mounts", "VolumeMount")
-    names = {v.get("name") for v in volumes}
+
+def check_pod_options(
+    report: ValidationReport,
+    *,
+    volumes: Sequence[Volume | Mapping[str, JsonValue]] | None = None,
+    volume_mounts: Sequence[VolumeMount | Mapping[str, JsonValue]] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None = None,
+    affinity: Affinity | Mapping[str, JsonValue] | None = None,
+    service_account: str | None = None,
+    image_pull_secrets: Sequence[str] | None = None,
+) -> PodOptions:
+    """Validate the pod options (None means not set)."""
+    from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
+
+    checked_volumes = _listed(report, "volumes", volumes, Volume)
+    mounts = _listed(report, "volume_mounts", volume_mounts, VolumeMount)
+    names = {v.name for v in checked_volumes}
     for i, mount in enumerate(mounts):
-        if volumes and mount.get("name") not in names:
+        if checked_volumes and mount.name not in names:
             report.add(
                 f"volume_mounts[{i}].name",
-                mount.get("name"),
+                mount.name,
                 "no volume of that name",
-                "the name of one of volumes: " + ", ".join(sorted(str(n) for n in names)),
+                "the name of one of volumes: " + ", ".join(sorted(names)),
             )
-    tolerations = listed("tolerations", "Toleration")
-    node_selector = given.get("node_selector") or {}
+    checked_tolerations = _listed(report, "tolerations", tolerations, Toleration)
+    node_selector = node_selector or {}
     if node_selector:
         check_labels(report, "node_selector", node_selector)
-    affinity = given.get("affinity")
-    if affinity is not None:
-        affinity = _check_one(report, "affinity", affinity, "Affinity")
-    account = given.get("service_account")
-    if account is not None:
-        check_dns1123_subdomain(report, "service_account", account)
-    secrets = given.get("image_pull_secrets") or []
+    checked_affinity = (
+        _check_one(report, "affinity", affinity, Affinity) if affinity is not None else None
+    )
+    if service_account is not None:
+        check_dns1123_subdomain(report, "service_account", service_account)
+    secrets = image_pull_secrets or []
     if not isinstance(secrets, list | tuple):
         report.add("image_pull_secrets", secrets, "expected a list", "a list of Secret names")
         secrets = []
     for i, secret in enumerate(secrets):
         check_dns1123_subdomain(report, f"image_pull_secrets[{i}]", secret)
     return PodOptions(
-        volumes=volumes,
+        volumes=checked_volumes,
         volume_mounts=mounts,
         node_selector=dict(node_selector) if isinstance(node_selector, Mapping) else {},
-        tolerations=tolerations,
-        affinity=affinity,
-        service_account=account,
+        tolerations=checked_tolerations,
+        affinity=checked_affinity,
+        service_account=service_account,
         image_pull_secrets=tuple(str(s) for s in secrets),
     )
 
 
-def _check_one(report: ValidationReport, name: str, value: Any, kind: str) -> dict[str, Any] | None:
+def _check_one(
+    report: ValidationReport, name: str, value: M | Mapping[str, JsonValue], model: type[M]
+) -> M | None:
     from flarekit.cluster._checks import _check_models
 
     before = len(report)
-    _check_models(report, name, [value], kind)
+    _check_models(report, name, [value], model.__name__)
     for i in range(before, len(report)):  # "affinity[0].x" -> "affinity.x"
         problem = report.problems[i]
         report.problems[i] = type(problem)(
@@ -144,7 +169,7 @@ def _check_one(report: ValidationReport, name: str, value: Any, kind: str) -> di
             problem.message,
             problem.expected,
         )
-    return _as_dicts([value])[0] if len(report) == before else None
+    return _as_models([value], model)[0] if len(report) == before else None
 
 
 def unsupported(options: PodOptions, pod_field: PodField) -> list[str]:
@@ -154,54 +179,49 @@ def unsupported(options: PodOptions, pod_field: PodField) -> list[str]:
     return [name for name in _NOT_IN_POD_SPEC_OVERRIDES if getattr(options, name)]
 
 
-def _pod_spec(
-    options: PodOptions, containers: Sequence[str], pod_field: PodField
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
-    if options.service_account:
-        spec["serviceAccountName"] = options.service_account
-    if options.node_selector:
-        spec["nodeSelector"] = dict(options.node_selector)
-    if options.affinity and pod_field != "podSpecOverrides":
-        spec["affinity"] = dict(options.affinity)
-    if options.tolerations:
-        spec["tolerations"] = [dict(t) for t in options.tolerations]
-    if options.volumes:
-        spec["volumes"] = [dict(v) for v in options.volumes]
-    if options.volume_mounts:
-        mounts = [dict(m) for m in options.volume_mounts]
-        spec["containers"] = [{"name": c, "volumeMounts": mounts} for c in containers]
-    if options.image_pull_secrets and pod_field != "podSpecOverrides":
-        spec["imagePullSecrets"] = [{"name": s} for s in options.image_pull_secrets]
-    return spec
+def _pod_spec(options: PodOptions, containers: Sequence[str], pod_field: PodField) -> JsonObject:
+    """The pod part of one entry: a pod spec fragment, whose field each Trainer release
+    types differently (so it is written as the JSON every release reads), from the models."""
+    mounts = [m.to_dict() for m in options.volume_mounts]
+    full = pod_field != "podSpecOverrides"  # podSpecOverrides has no affinity or secrets
+    affinity = options.affinity.to_dict() if options.affinity is not None and full else None
+    secrets = [{"name": s} for s in options.image_pull_secrets] if full else []
+    spec: JsonObject = {
+        "serviceAccountName": options.service_account or None,
+        "nodeSelector": dict(options.node_selector) or None,
+        "affinity": affinity or None,
+        "tolerations": [t.to_dict() for t in options.tolerations] or None,
+        "volumes": [v.to_dict() for v in options.volumes] or None,
+        "containers": [{"name": c, "volumeMounts": mounts} for c in containers] if mounts else None,
+        "imagePullSecrets": secrets or None,
+    }
+    return {key: value for key, value in spec.items() if value is not None}
 
 
 def render(
     options: PodOptions,
     pod_field: PodField,
     targets: Mapping[str, Sequence[str]],
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """The value of `spec.<pod_field>` applying `options` to the replicated jobs in `targets`
     (job name -> the containers that get the volume mounts)."""
     if not options:
         return []
     if pod_field == "runtimePatches":
-        jobs = [
+        jobs: list[JsonValue] = [
             {
                 "name": job,
                 "template": {"spec": {"template": {"spec": _pod_spec(options, c, pod_field)}}},
             }
             for job, c in targets.items()
         ]
-        patch = {"template": {"spec": {"replicatedJobs": jobs}}}
+        patch: JsonObject = {"template": {"spec": {"replicatedJobs": jobs}}}
         return [{"manager": MANAGER, "trainingRuntimeSpec": patch}]
-    out = []
+    out: list[JsonObject] = []
     for job, containers in targets.items():
         spec = _pod_spec(options, containers, pod_field)
-        entry: dict[str, Any] = {"targetJobs": [{"name": job}]}
-        if pod_field == "podTemplateOverrides":
-            entry["spec"] = spec
-        else:
-            entry.update(spec)
-        out.append(entry)
+        target: JsonObject = {"targetJobs": [{"name": job}]}
+        out.append(
+            {**target, "spec": spec} if pod_field == "podTemplateOverrides" else {**target, **spec}
+        )
     return out

@@ -11,26 +11,28 @@ conditions, logs from the master pod, wait, delete.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from flarekit._objects import labels_of
+from flarekit._objects import labels_of, name_of
 from flarekit._products import QUEUE_LABEL
 from flarekit.job._job import KubeJob, NoPodYet
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonValue
     from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
-    from flarekit_models.kubeflow.v1 import PyTorchJob
+    from flarekit_models.core.v1 import PodSpec
+    from flarekit_models.kubeflow.v1 import PyTorchJob, ReplicaSpec, RunPolicy
     from flarekit_models.meta.v1 import ObjectMeta
 
 __all__ = [
     "CONTAINER",
     "PyTorchJobRun",
-    "appwrapper_dict",
+    "appwrapper_model",
     "appwrapper_status",
-    "pytorchjob_dict",
+    "pytorchjob_model",
     "pytorchjob_status",
 ]
 
@@ -40,65 +42,70 @@ JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 
 
-def _replica(count: int, pod: Mapping[str, Any]) -> dict[str, Any]:
-    return {"replicas": count, "restartPolicy": "OnFailure", "template": {"spec": dict(pod)}}
+def _replica(count: int, pod: PodSpec) -> ReplicaSpec:
+    from flarekit_models.core.v1 import PodTemplateSpec
+    from flarekit_models.kubeflow.v1 import ReplicaSpec
+
+    return ReplicaSpec(
+        replicas=count, restart_policy="OnFailure", template=PodTemplateSpec(spec=pod)
+    )
 
 
-def pytorchjob_dict(
+def pytorchjob_model(
     *,
     name: str,
     namespace: str | None,
     labels: Mapping[str, str],
     nodes: int,
     procs_per_node: int,
-    pod: Mapping[str, Any],
-    run_policy: Mapping[str, Any],
-) -> dict[str, Any]:
+    pod: PodSpec,
+    run_policy: RunPolicy | None,
+) -> PyTorchJob:
     """A PyTorchJob of `nodes` pods (a Master and workers) with pod spec `pod`."""
-    metadata: dict[str, Any] = {"name": name}
+    from flarekit_models.kubeflow.v1 import PyTorchJob, PyTorchJobSpec
+    from flarekit_models.meta.v1 import ObjectMeta
+
+    metadata = ObjectMeta(name=name)
     if namespace:
-        metadata["namespace"] = namespace
+        metadata.namespace = namespace
     if labels:
-        metadata["labels"] = dict(labels)
+        metadata.labels = dict(labels)
     replicas = {"Master": _replica(1, pod)}
     if nodes > 1:
         replicas["Worker"] = _replica(nodes - 1, pod)
-    spec: dict[str, Any] = {"nprocPerNode": str(procs_per_node), "pytorchReplicaSpecs": replicas}
-    if run_policy:
-        spec["runPolicy"] = dict(run_policy)
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": metadata,
-        "spec": spec,
-    }
+    spec = PyTorchJobSpec(nproc_per_node=str(procs_per_node), pytorch_replica_specs=replicas)
+    if run_policy is not None:
+        spec.run_policy = run_policy
+    return PyTorchJob(metadata=metadata, spec=spec)
 
 
-def appwrapper_dict(job: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+def appwrapper_model(job: PyTorchJob, labels: Mapping[str, str]) -> AppWrapper:
     """`job` (a PyTorchJob) inside an AppWrapper that carries the Kueue `labels`; its pod
     sets are declared, so every AppWrapper release admits it the same way."""
-    inner = {**job, "metadata": {"name": job["metadata"]["name"]}}
-    replicas = job["spec"]["pytorchReplicaSpecs"]
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper, AppWrapperSpec, Component, PodSet
+    from flarekit_models.meta.v1 import ObjectMeta
+
+    inner = job.to_dict()
+    inner["metadata"] = {"name": name_of(job)}
+    replicas = job.spec.pytorch_replica_specs if job.spec is not None else {}
     pod_sets = [
-        {"path": f"template.spec.pytorchReplicaSpecs.{kind}.template", "replicas": spec["replicas"]}
+        PodSet(path=f"template.spec.pytorchReplicaSpecs.{kind}.template", replicas=spec.replicas)
         for kind, spec in replicas.items()
     ]
-    metadata = {k: v for k, v in job["metadata"].items() if k in ("name", "namespace")}
+    metadata = ObjectMeta(name=name_of(job))
+    if job.metadata is not None and job.metadata.namespace:
+        metadata.namespace = job.metadata.namespace
     if labels:
-        metadata["labels"] = dict(labels)
-    return {
-        "apiVersion": "workload.codeflare.dev/v1beta2",
-        "kind": "AppWrapper",
-        "metadata": metadata,
-        "spec": {"components": [{"template": inner, "podSets": pod_sets}]},
-    }
+        metadata.labels = dict(labels)
+    component = Component(template=inner, pod_sets=pod_sets)
+    return AppWrapper(metadata=metadata, spec=AppWrapperSpec(components=[component]))
 
 
 def _where(meta: ObjectMeta | None) -> tuple[str, str]:
     return (meta.name or "", meta.namespace or "") if meta is not None else ("", "")
 
 
-def pytorchjob_status(obj: PyTorchJob | Mapping[str, Any]) -> JobStatus:
+def pytorchjob_status(obj: PyTorchJob | Mapping[str, JsonValue]) -> JobStatus:
     """The training operator's conditions (Created, Running, Restarting, Suspended,
     Succeeded, Failed) read into a `JobStatus`; no status yet is `PENDING`."""
     from flarekit_models.kubeflow.v1 import PyTorchJob
@@ -151,7 +158,7 @@ _PHASES = {
 }
 
 
-def appwrapper_status(obj: AppWrapper | Mapping[str, Any]) -> JobStatus:
+def appwrapper_status(obj: AppWrapper | Mapping[str, JsonValue]) -> JobStatus:
     """An AppWrapper's phase as a `JobStatus`, with the message of its failing condition."""
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
@@ -182,7 +189,7 @@ class PyTorchJobRun(KubeJob[JobStatus]):
         self.namespace = namespace
         self.wrapped = wrapped
 
-    def _model(self) -> Any:
+    def _model(self) -> type[KubeResource]:
         if self.wrapped:
             from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
@@ -244,7 +251,7 @@ class PyTorchJobRun(KubeJob[JobStatus]):
             subject = f"{type(obj).__name__} {self.namespace}/{self.name}"
             set_workload_active(self.client, obj, active=run, subject=subject)
         else:
-            patch: dict[str, Any] = {"spec": {"suspend": not run}}
+            patch: dict[str, JsonValue] = {"spec": {"suspend": not run}}
             if not self.wrapped:
                 patch = {"spec": {"runPolicy": {"suspend": not run}}}
             self.client.patch(self._model(), self.name, patch, namespace=self.namespace)

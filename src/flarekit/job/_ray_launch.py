@@ -15,11 +15,11 @@ import json
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from flarekit.job._job import JobError, Until, wait_for_state
 from flarekit.job._jobstate import JobState, JobStatus
-from flarekit.job.ray_launcher import node_command
+from flarekit.job.ray_launcher import LaunchSpec, node_command
 
 if TYPE_CHECKING:
     from flarekit._progress import Progress
@@ -48,9 +48,9 @@ def ray_entrypoint(
     bundle: Mapping[str, float],
     gang: bool,
     placement_timeout: float = 300.0,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, LaunchSpec]:
     """The entrypoint command and the spec it carries (as its one argument)."""
-    spec = {
+    spec: LaunchSpec = {
         "nodes": nodes,
         "procs": procs,
         "script": script,

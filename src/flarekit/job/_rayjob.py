@@ -32,6 +32,7 @@ from flarekit.job._job import JobError, KubeJob, NoPodYet
 from flarekit.job._rayjob_status import RayJobStatus, status_of
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonValue
     from flarekit.client._client import Client
     from flarekit.client._errors import ApiError
     from flarekit_models._base import KubeResource
@@ -103,7 +104,7 @@ class RayJob(KubeJob[RayJobStatus]):
     namespace: str | None = None
     cluster_name: str | None = None
     cluster_config: ClusterConfiguration | None = None
-    runtime_env: dict[str, Any] | None = None
+    runtime_env: Mapping[str, JsonValue] | None = None
     shutdown_after_finish: bool | None = None
     ttl_seconds_after_finished: int | None = None
     active_deadline_seconds: int | None = None
@@ -115,7 +116,7 @@ class RayJob(KubeJob[RayJobStatus]):
     entrypoint_memory: int | None = None
     entrypoint_resources: dict[str, float] | None = None
     submission_mode: Literal["K8sJobMode", "HTTPMode"] | None = None
-    submitter_pod_template: PodTemplateSpec | dict[str, Any] | None = None
+    submitter_pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None
     submitter_backoff_limit: int | None = None
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
@@ -158,12 +159,10 @@ class RayJob(KubeJob[RayJobStatus]):
     def to_model(self) -> RayJobModel:
         """The RayJob object as a typed model, as :meth:`submit` would create it with the
         queue asked for (without a cluster, the namespace's default queue is not known)."""
-        from flarekit.job._rayjob_render import rayjob_dict
-        from flarekit_models.ray.v1 import RayJob as RayJobModel
+        from flarekit.job._rayjob_render import rayjob_model
 
         self.validate().raise_if_problems()
-        data = rayjob_dict(self, namespace=self._namespace_offline(), queue=self.requested_queue)
-        return RayJobModel.model_validate(data)
+        return rayjob_model(self, namespace=self._namespace_offline(), queue=self.requested_queue)
 
     def to_dict(self) -> dict[str, Any]:
         """The RayJob in Kubernetes JSON form (see :meth:`to_model`)."""
@@ -203,6 +202,9 @@ class RayJob(KubeJob[RayJobStatus]):
         return self._kind()
 
     def _status_of(self, obj: KubeResource) -> RayJobStatus:
+        model = self._kind()
+        if not isinstance(obj, model):
+            raise TypeError(f"expected a RayJob, got {type(obj).__name__}")
         return status_of(obj, QUEUE_LABEL)
 
     def _stuck(self, status: RayJobStatus) -> str | None:
@@ -226,17 +228,16 @@ class RayJob(KubeJob[RayJobStatus]):
         """
         from flarekit.client._errors import ApiError, NotFound
         from flarekit.compat import prepare_write
-        from flarekit.job._rayjob_render import rayjob_dict
+        from flarekit.job._rayjob_render import rayjob_model
 
         self.validate().raise_if_problems()
         client, namespace = self._connect()
         if self.cluster_name is not None:
             self._check_cluster_exists(client, namespace, self.cluster_name)
         queue = self._resolve_queue(client, namespace)
-        data = rayjob_dict(self, namespace=namespace, queue=queue)
         model = prepare_write(
             client,
-            self._kind().model_validate(data),
+            rayjob_model(self, namespace=namespace, queue=queue),
             parameters=_PARAMETERS,
             subject=f"RayJob {self.name!r}",
         )
@@ -340,7 +341,7 @@ class RayJob(KubeJob[RayJobStatus]):
 
         client, namespace = self._connect()
         obj = self._get(client, namespace)
-        spec: Any = obj.spec
+        spec = obj.spec
         if spec is not None and spec.submission_mode == "HTTPMode":
             raise RayJobError(
                 f"RayJob {namespace}/{self.name} is submitted in HTTPMode, which runs no "
@@ -407,7 +408,7 @@ class RayJob(KubeJob[RayJobStatus]):
         return self.status()
 
     def _check_suspendable(self, obj: RayJobModel, namespace: str) -> None:
-        spec: Any = obj.spec
+        spec = obj.spec
         where = f"RayJob {namespace}/{self.name}"
         if spec is not None and spec.cluster_selector:
             raise RayJobError(
@@ -458,7 +459,7 @@ class RayJob(KubeJob[RayJobStatus]):
             else:
                 value = f.default
             setattr(job, f.name, value)
-        job.namespace = params["namespace"] or namespace
+        job.namespace = job.namespace or namespace
         job.client = client
         return job
 

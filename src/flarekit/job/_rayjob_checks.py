@@ -376,12 +376,10 @@ def _check_pod_template(report: ValidationReport, template: object) -> None:
         PodTemplateSpec.model_validate(template)
     except ValidationError as exc:
         for error in exc.errors():
-            path = "".join(
-                f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.get("loc", ())
-            )
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
             report.add(
                 f"submitter_pod_template{path}",
-                error.get("input"),
-                str(error.get("msg")),
+                error["input"],
+                error["msg"],
                 "a valid Kubernetes pod template",
             )

@@ -14,35 +14,46 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonObject, JsonValue
+    from flarekit.cluster._config import ClusterConfiguration
     from flarekit.job._rayjob import RayJob
+    from flarekit_models.core.v1 import PodTemplateSpec
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
 
-__all__ = ["CLUSTER_LABEL", "rayjob_dict", "read_params"]
+__all__ = ["CLUSTER_LABEL", "rayjob_model", "read_params"]
 
 #: The label KubeRay's ``clusterSelector`` matches to run a job on an existing RayCluster.
 CLUSTER_LABEL = "ray.io/cluster"
 
 
-def _yaml(value: Mapping[str, Any]) -> str:
+def _yaml(value: Mapping[str, JsonValue]) -> str:
     import yaml
 
     text: str = yaml.safe_dump(dict(value), default_flow_style=False, sort_keys=True)
     return text
 
 
-def _dumped(value: Any) -> dict[str, Any]:
-    return dict(value.to_dict()) if hasattr(value, "to_dict") else dict(value)
+def _pod_template(template: PodTemplateSpec | Mapping[str, JsonValue]) -> PodTemplateSpec:
+    """A copy of the submitter pod template as a model (a model given is not shared)."""
+    from flarekit_models.core.v1 import PodTemplateSpec
+
+    data = template.to_dict() if isinstance(template, PodTemplateSpec) else dict(template)
+    return PodTemplateSpec.model_validate(data)
 
 
-def rayjob_dict(job: RayJob, *, namespace: str | None, queue: str | None) -> dict[str, Any]:
-    """The RayJob as Kubernetes JSON; ``queue`` is the LocalQueue to label it with (None:
+def rayjob_model(job: RayJob, *, namespace: str | None, queue: str | None) -> RayJobModel:
+    """The RayJob as a typed model; ``queue`` is the LocalQueue to label it with (None:
     not queued), ``namespace`` where it goes (None: left to the client)."""
     from flarekit.cluster._render import render_raycluster
     from flarekit.kueue._queues import chosen_priority
+    from flarekit_models.meta.v1 import ObjectMeta
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
+    from flarekit_models.ray.v1 import RayJobSpec, SubmitterConfig
 
     config = job.cluster_config
     labels = dict(job.labels)
@@ -53,49 +64,46 @@ def rayjob_dict(job: RayJob, *, namespace: str | None, queue: str | None) -> dic
         labels[QUEUE_LABEL] = queue
     if priority is not None:
         labels[PRIORITY_LABEL] = priority
-    metadata: dict[str, Any] = {"name": job.name}
+    metadata = ObjectMeta(name=job.name)
     if namespace:
-        metadata["namespace"] = namespace
+        metadata.namespace = namespace
     if labels:
-        metadata["labels"] = labels
+        metadata.labels = labels
     if job.annotations:
-        metadata["annotations"] = dict(job.annotations)
+        metadata.annotations = dict(job.annotations)
 
-    spec: dict[str, Any] = {"entrypoint": job.entrypoint}
+    spec = RayJobSpec(entrypoint=job.entrypoint, shutdown_after_job_finishes=job.shuts_down_cluster)
     if job.runtime_env:
-        spec["runtimeEnvYAML"] = _yaml(job.runtime_env)
-    spec["shutdownAfterJobFinishes"] = job.shuts_down_cluster
-    optional = {
-        "ttlSecondsAfterFinished": job.ttl_seconds_after_finished,
-        "activeDeadlineSeconds": job.active_deadline_seconds,
-        "entrypointNumCpus": job.entrypoint_num_cpus,
-        "entrypointNumGpus": job.entrypoint_num_gpus,
-        "submissionMode": job.submission_mode,
-    }
-    spec.update({k: v for k, v in optional.items() if v is not None})
+        spec.runtime_env_yaml = _yaml(job.runtime_env)
+    if job.ttl_seconds_after_finished is not None:
+        spec.ttl_seconds_after_finished = job.ttl_seconds_after_finished
+    if job.active_deadline_seconds is not None:
+        spec.active_deadline_seconds = job.active_deadline_seconds
+    if job.entrypoint_num_cpus is not None:
+        spec.entrypoint_num_cpus = job.entrypoint_num_cpus
+    if job.entrypoint_num_gpus is not None:
+        spec.entrypoint_num_gpus = job.entrypoint_num_gpus
+    if job.submission_mode is not None:
+        spec.submission_mode = job.submission_mode
     if job.entrypoint_resources:
-        spec["entrypointResources"] = json.dumps(dict(job.entrypoint_resources), sort_keys=True)
+        spec.entrypoint_resources = json.dumps(dict(job.entrypoint_resources), sort_keys=True)
     if job.submitter_pod_template is not None:
-        spec["submitterPodTemplate"] = _dumped(job.submitter_pod_template)
+        spec.submitter_pod_template = _pod_template(job.submitter_pod_template)
     if job.submitter_backoff_limit is not None:
-        spec["submitterConfig"] = {"backoffLimit": job.submitter_backoff_limit}
+        spec.submitter_config = SubmitterConfig(backoff_limit=job.submitter_backoff_limit)
     if job.cluster_name is not None:
-        spec["clusterSelector"] = {CLUSTER_LABEL: job.cluster_name}
+        spec.cluster_selector = {CLUSTER_LABEL: job.cluster_name}
     elif config is not None:
-        spec["rayClusterSpec"] = render_raycluster(config).to_dict()["spec"]
+        spec.ray_cluster_spec = render_raycluster(config).spec
     if queue is not None:
-        spec["suspend"] = True
-    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": metadata, "spec": spec}
+        spec.suspend = True
+    return RayJobModel(metadata=metadata, spec=spec)
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _runtime_env(text: Any) -> dict[str, Any] | None:
+def _runtime_env(text: str | None) -> JsonObject | None:
     import yaml
 
-    if not isinstance(text, str) or not text.strip():
+    if not text or not text.strip():
         return None
     try:
         value = yaml.safe_load(text)
@@ -104,8 +112,8 @@ def _runtime_env(text: Any) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else None
 
 
-def _resources(text: Any) -> dict[str, Any] | None:
-    if not isinstance(text, str) or not text.strip():
+def _resources(text: str | None) -> JsonObject | None:
+    if not text or not text.strip():
         return None
     try:
         value = json.loads(text)
@@ -114,47 +122,59 @@ def _resources(text: Any) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else None
 
 
-def _cluster_config(name: str, spec: Mapping[str, Any]) -> Any:
+def _cluster_config(obj: RayJobModel, name: str) -> ClusterConfiguration | None:
+    """The job's ``rayClusterSpec`` as a configuration (None: it has none, or one that a
+    configuration cannot express)."""
     from flarekit._validation import ConfigError
     from flarekit.cluster._read import from_raycluster
+    from flarekit_models.meta.v1 import ObjectMeta
+    from flarekit_models.ray.v1 import RayCluster
 
+    spec = obj.spec.ray_cluster_spec if obj.spec is not None else None
+    if spec is None or not spec.to_dict():
+        return None
     try:
-        return from_raycluster({"kind": "RayCluster", "metadata": {"name": name}, "spec": spec})
+        return from_raycluster(RayCluster(metadata=ObjectMeta(name=name), spec=spec))
     except (ConfigError, ValueError):
         return None  # holds what a ClusterConfiguration cannot express
 
 
-def read_params(obj: Any) -> dict[str, Any]:
-    """The RayJob parameters a ``RayJob`` object (a model or its JSON) expresses.
+def read_params(obj: RayJobModel | Mapping[str, JsonValue]) -> dict[str, object]:
+    """The RayJob parameters a ``RayJob`` object (a model or its JSON) expresses, by name.
 
     What cannot be expressed is left out: a ``rayClusterSpec`` that a
     :class:`~flarekit.cluster.ClusterConfiguration` refuses reads as ``cluster_config=None``.
     """
-    data = obj.to_dict() if hasattr(obj, "to_dict") else _map(obj)
-    metadata, spec = _map(data.get("metadata")), _map(data.get("spec"))
-    labels = _map(metadata.get("labels"))
-    selector = _map(spec.get("clusterSelector"))
-    name = str(metadata.get("name") or "")
-    cluster_spec = _map(spec.get("rayClusterSpec"))
-    template = spec.get("submitterPodTemplate")
+    from flarekit_models.ray.v1 import RayJob as RayJobModel
+    from flarekit_models.ray.v1 import RayJobSpec
+
+    if not isinstance(obj, RayJobModel):
+        obj = RayJobModel.model_validate(obj)
+    metadata = obj.metadata
+    spec = obj.spec if obj.spec is not None else RayJobSpec()
+    labels = dict(metadata.labels or {}) if metadata is not None else {}
+    name = (metadata.name if metadata is not None else None) or ""
+    template = spec.submitter_pod_template
     return {
         "name": name,
-        "entrypoint": spec.get("entrypoint") or "",
-        "namespace": metadata.get("namespace"),
-        "cluster_name": selector.get(CLUSTER_LABEL),
-        "cluster_config": _cluster_config(name, cluster_spec) if cluster_spec else None,
-        "runtime_env": _runtime_env(spec.get("runtimeEnvYAML")),
-        "shutdown_after_finish": spec.get("shutdownAfterJobFinishes"),
-        "ttl_seconds_after_finished": spec.get("ttlSecondsAfterFinished"),
-        "active_deadline_seconds": spec.get("activeDeadlineSeconds"),
+        "entrypoint": spec.entrypoint or "",
+        "namespace": metadata.namespace if metadata is not None else None,
+        "cluster_name": (spec.cluster_selector or {}).get(CLUSTER_LABEL),
+        "cluster_config": _cluster_config(obj, name),
+        "runtime_env": _runtime_env(spec.runtime_env_yaml),
+        "shutdown_after_finish": spec.shutdown_after_job_finishes,
+        "ttl_seconds_after_finished": spec.ttl_seconds_after_finished,
+        "active_deadline_seconds": spec.active_deadline_seconds,
         "local_queue": labels.pop(QUEUE_LABEL, None),
         "priority_class": labels.pop(PRIORITY_LABEL, None),
-        "entrypoint_num_cpus": spec.get("entrypointNumCpus"),
-        "entrypoint_num_gpus": spec.get("entrypointNumGpus"),
-        "entrypoint_resources": _resources(spec.get("entrypointResources")),
-        "submission_mode": spec.get("submissionMode"),
-        "submitter_pod_template": dict(template) if isinstance(template, Mapping) else None,
-        "submitter_backoff_limit": _map(spec.get("submitterConfig")).get("backoffLimit"),
+        "entrypoint_num_cpus": spec.entrypoint_num_cpus,
+        "entrypoint_num_gpus": spec.entrypoint_num_gpus,
+        "entrypoint_resources": _resources(spec.entrypoint_resources),
+        "submission_mode": spec.submission_mode,
+        "submitter_pod_template": template.to_dict() if template is not None else None,
+        "submitter_backoff_limit": (
+            spec.submitter_config.backoff_limit if spec.submitter_config is not None else None
+        ),
         "labels": labels,
-        "annotations": _map(metadata.get("annotations")),
+        "annotations": dict(metadata.annotations or {}) if metadata is not None else {},
     }

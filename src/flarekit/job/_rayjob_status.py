@@ -16,9 +16,12 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flarekit.job._jobstate import JobState, JobStatus
+
+if TYPE_CHECKING:
+    from flarekit_models.ray.v1 import RayJob
 
 __all__ = [
     "DEPLOYMENT_FAILED",
@@ -36,10 +39,8 @@ DEPLOYMENT_FAILED = frozenset({"Failed", "ValidationFailed"})
 RAY_JOB_FAILED = frozenset({"FAILED", "STOPPED"})
 
 
-def _time(value: Any) -> datetime.datetime | None:
-    if isinstance(value, datetime.datetime):
-        return value
-    if not isinstance(value, str) or not value:
+def _time(value: str | None) -> datetime.datetime | None:
+    if not value:
         return None
     try:
         return datetime.datetime.fromisoformat(value)
@@ -47,8 +48,8 @@ def _time(value: Any) -> datetime.datetime | None:
         return None
 
 
-def _text(value: Any) -> str | None:
-    return None if value in (None, "") else str(value)
+def _text(value: str | None) -> str | None:
+    return value or None
 
 
 @dataclass(frozen=True)
@@ -159,32 +160,29 @@ def _state(deployment: str | None, job: str | None, suspended: bool) -> JobState
     return JobState.PENDING
 
 
-def status_of(obj: Any, queue_label: str) -> RayJobStatus:
+def status_of(obj: RayJob, queue_label: str) -> RayJobStatus:
     """The :class:`RayJobStatus` of a ``flarekit_models.ray.v1.RayJob`` (status optional)."""
-    meta: Any = getattr(obj, "metadata", None)
-    spec: Any = getattr(obj, "spec", None)
-    status: Any = getattr(obj, "status", None)
+    from flarekit_models.ray.v1 import RayJobStatus as RayJobStatusModel
 
-    def get(name: str) -> Any:
-        return getattr(status, name, None) if status is not None else None
-
-    labels = dict(getattr(meta, "labels", None) or {})
-    deployment, job = _text(get("job_deployment_status")), _text(get("job_status"))
-    suspended = bool(getattr(spec, "suspend", None))
+    meta, spec = obj.metadata, obj.spec
+    status = obj.status if obj.status is not None else RayJobStatusModel()
+    labels = dict(meta.labels or {}) if meta is not None else {}
+    deployment, job = _text(status.job_deployment_status), _text(status.job_status)
+    suspended = bool(spec is not None and spec.suspend)
     return RayJobStatus(
         kind="RayJob",
-        name=str(getattr(meta, "name", None) or ""),
-        namespace=str(getattr(meta, "namespace", None) or ""),
+        name=(meta.name if meta is not None else None) or "",
+        namespace=(meta.namespace if meta is not None else None) or "",
         state=_state(deployment, job, suspended),
-        reason=_text(get("reason")) or "",
-        message=_text(get("message")) or "",
+        reason=_text(status.reason) or "",
+        message=_text(status.message) or "",
         deployment_status=deployment,
         job_status=job,
-        start_time=_time(get("start_time")),
-        end_time=_time(get("end_time")),
-        dashboard_url=_text(get("dashboard_url")),
-        cluster_name=_text(get("ray_cluster_name")),
-        job_id=_text(get("job_id")),
+        start_time=_time(status.start_time),
+        end_time=_time(status.end_time),
+        dashboard_url=_text(status.dashboard_url),
+        cluster_name=_text(status.ray_cluster_name),
+        job_id=_text(status.job_id),
         suspended=suspended,
         local_queue=_text(labels.get(queue_label)),
     )

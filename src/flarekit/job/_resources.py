@@ -11,7 +11,6 @@ as Trainer and the training operator expect for devices.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from flarekit._quantity import format_quantity, is_bare_number
 from flarekit._validation import (
@@ -43,7 +42,7 @@ def check_resources_per_node(report: ValidationReport, field: str, value: object
         return {}
     before = len(report)
     out: dict[str, str] = {}
-    devices: dict[str, Any] = {}
+    devices: dict[str, object] = {}
     for raw_name, amount in value.items():
         name = ALIASES.get(raw_name, raw_name) if isinstance(raw_name, str) else raw_name
         where = f"{field}[{raw_name!r}]"

@@ -4,18 +4,27 @@ A TrainJob names a runtime (`runtimeRef`): a cluster-wide ``ClusterTrainingRunti
 namespaced ``TrainingRuntime`` that holds the JobSet template and the ML policy (torch, MPI, ...).
 Users pick one by name; what they need to know is its framework, how many nodes and processes
 it starts by default, the trainer image and which replicated job runs the trainer. `Runtime`
-is that summary, read from the object as a plain dict so that runtimes of every Trainer
-release (2.0 wrote ``numProcPerNode`` under ``torch``, 2.3 under the TrainJob) read alike.
+is that summary, read from the typed object; what only older Trainer releases have (2.0
+wrote ``numProcPerNode`` under ``torch``, 2.3 under the TrainJob) is read from the fields
+the model keeps unknown, so runtimes of every release read alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonValue
     from flarekit.client._client import Client
+    from flarekit_models._base import KubeModel
+    from flarekit_models.core.v1 import Container
+    from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime, TrainingRuntime
+    from flarekit_models.trainer.v1alpha1._cluster_training_runtime_types import (
+        MlPolicy,
+        ReplicatedJob,
+    )
 
 __all__ = [
     "ANCESTOR_LABEL",
@@ -24,7 +33,7 @@ __all__ = [
     "RuntimeKind",
     "get_runtime",
     "list_runtimes",
-    "runtime_from_dict",
+    "runtime_of",
 ]
 
 RuntimeKind = Literal["ClusterTrainingRuntime", "TrainingRuntime"]
@@ -61,7 +70,7 @@ class Runtime:
     replicated_jobs: tuple[str, ...] = ()
     containers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     gang: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, JsonValue] = field(default_factory=dict)
 
     @property
     def ref(self) -> dict[str, str]:
@@ -76,79 +85,109 @@ class Runtime:
         return f"{where}{self.name} ({self.kind}, {self.policy}, nodes x procs {shape}){image}"
 
 
-def _dig(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
+def _older_field(model: KubeModel | None, key: str) -> JsonValue:
+    """A field an older Trainer release has and this release's model does not declare (kept
+    as an unknown field under its JSON name), such as 2.0's ``torch.numProcPerNode``."""
+    extra = model.model_extra if model is not None else None
+    return extra.get(key) if extra else None
 
 
-def _jobs(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    jobs = _dig(spec, "template", "spec", "replicatedJobs") or []
-    return [j for j in jobs if isinstance(j, Mapping)]
+def _containers(job: ReplicatedJob) -> list[Container]:
+    spec = job.template.spec
+    pod = spec.template.spec if spec is not None else None
+    return list(pod.containers) if pod is not None else []
 
 
-def _pod_containers(job: Mapping[str, Any]) -> tuple[str, ...]:
-    containers = _dig(job, "template", "spec", "template", "spec", "containers") or []
-    return tuple(str(c.get("name")) for c in containers if isinstance(c, Mapping))
+def _ancestor(job: ReplicatedJob) -> str | None:
+    meta = job.template.metadata
+    return (meta.labels or {}).get(ANCESTOR_LABEL) if meta is not None else None
 
 
-def _trainer(jobs: list[Mapping[str, Any]]) -> tuple[str, str, str | None]:
+def _trainer(jobs: Sequence[ReplicatedJob]) -> tuple[str, str, str | None]:
     """(job, container, image) of the trainer: the job labelled as the trainer's ancestor
     (else one named ``node``), its container named ``node`` (else its first)."""
     chosen = next(
-        (j for j in jobs if _dig(j, "template", "metadata", "labels", ANCESTOR_LABEL) == "trainer"),
-        next((j for j in jobs if j.get("name") == _TRAINER_JOB), None),
+        (j for j in jobs if _ancestor(j) == "trainer"),
+        next((j for j in jobs if j.name == _TRAINER_JOB), None),
     )
     if chosen is None:
         return _TRAINER_JOB, _TRAINER_JOB, None
-    containers = _dig(chosen, "template", "spec", "template", "spec", "containers") or [{}]
-    container = next((c for c in containers if c.get("name") == _TRAINER_JOB), containers[0])
+    containers = _containers(chosen)
+    container = next(
+        (c for c in containers if c.name == _TRAINER_JOB), containers[0] if containers else None
+    )
     return (
-        str(chosen.get("name") or _TRAINER_JOB),
-        str(container.get("name") or _TRAINER_JOB),
-        container.get("image"),
+        chosen.name or _TRAINER_JOB,
+        (container.name if container is not None else None) or _TRAINER_JOB,
+        container.image if container is not None else None,
     )
 
 
-def runtime_from_dict(obj: Mapping[str, Any]) -> Runtime:
-    """The `Runtime` summary of a ClusterTrainingRuntime or TrainingRuntime (Kubernetes JSON)."""
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    ml = spec.get("mlPolicy") or {}
-    policy = next((p for p in _POLICIES if ml.get(p) is not None), "plain")
-    per_node = _dig(ml, policy, "numProcPerNode") if policy in ("torch", "mpi", "flux") else None
-    jobs = _jobs(spec)
-    job, container, image = _trainer(jobs)
-    gang_policy = spec.get("podGroupPolicy") or {}
-    gang = next((k for k in ("coscheduling", "volcano") if gang_policy.get(k) is not None), None)
-    details: dict[str, Any] = {}
-    if policy == "mpi":
+def _policy(ml: MlPolicy | None) -> str:
+    if ml is None:
+        return "plain"
+    return next((p for p in _POLICIES if getattr(ml, p) is not None), "plain")
+
+
+def _per_node(ml: MlPolicy | None, policy: str) -> int | str | None:
+    """The runtime's processes per node (``"auto"`` and the like as given)."""
+    if ml is None:
+        return None
+    if policy == "torch":
+        value = _older_field(ml.torch, "numProcPerNode")
+        return value if isinstance(value, int | str) and not isinstance(value, bool) else None
+    if policy == "mpi" and ml.mpi is not None:
+        return ml.mpi.num_proc_per_node
+    if policy == "flux" and ml.flux is not None:
+        return ml.flux.num_proc_per_node
+    return None
+
+
+def _details(ml: MlPolicy | None) -> dict[str, JsonValue]:
+    details: dict[str, JsonValue] = {}
+    if ml is not None and ml.mpi is not None and _policy(ml) == "mpi":
+        mpi = ml.mpi.to_dict()
         for key in ("mpiImplementation", "sshAuthMountPath", "runLauncherAsNode"):
-            if _dig(ml, "mpi", key) is not None:
-                details[key] = ml["mpi"][key]
-    elastic = _dig(ml, "torch", "elasticPolicy")
+            if mpi.get(key) is not None:
+                details[key] = mpi[key]
+    elastic = _older_field(ml.torch if ml is not None else None, "elasticPolicy")
     if isinstance(elastic, Mapping):
         details["elasticPolicy"] = dict(elastic)
+    return details
+
+
+def runtime_of(obj: ClusterTrainingRuntime | TrainingRuntime) -> Runtime:
+    """The `Runtime` summary of a ClusterTrainingRuntime or TrainingRuntime."""
+    from flarekit_models.trainer.v1alpha1 import TrainingRuntime
+
+    meta, spec = obj.metadata, obj.spec
+    ml = spec.ml_policy if spec is not None else None
+    policy = _policy(ml)
+    template = spec.template.spec if spec is not None and spec.template is not None else None
+    jobs = list(template.replicated_jobs or ()) if template is not None else []
+    job, container, image = _trainer(jobs)
+    groups = spec.pod_group_policy if spec is not None else None
+    gang = next(
+        (k for k in ("coscheduling", "volcano") if getattr(groups, k, None) is not None), None
+    )
     kind: RuntimeKind = (
-        "TrainingRuntime" if obj.get("kind") == "TrainingRuntime" else "ClusterTrainingRuntime"
+        "TrainingRuntime" if isinstance(obj, TrainingRuntime) else "ClusterTrainingRuntime"
     )
     return Runtime(
-        name=str(meta.get("name") or ""),
+        name=(meta.name if meta is not None else None) or "",
         kind=kind,
-        namespace=meta.get("namespace") if kind == "TrainingRuntime" else None,
-        framework=(meta.get("labels") or {}).get(FRAMEWORK_LABEL),
+        namespace=meta.namespace if meta is not None and kind == "TrainingRuntime" else None,
+        framework=(meta.labels or {}).get(FRAMEWORK_LABEL) if meta is not None else None,
         policy=policy,
-        num_nodes=ml.get("numNodes"),
-        num_proc_per_node=per_node,
+        num_nodes=ml.num_nodes if ml is not None else None,
+        num_proc_per_node=_per_node(ml, policy),
         image=image,
         trainer_job=job,
         trainer_container=container,
-        replicated_jobs=tuple(str(j.get("name")) for j in jobs),
-        containers={str(j.get("name")): _pod_containers(j) for j in jobs},
+        replicated_jobs=tuple(j.name for j in jobs),
+        containers={j.name: tuple(c.name for c in _containers(j)) for j in jobs},
         gang=gang,
-        details=details,
+        details=_details(ml),
     )
 
 
@@ -157,10 +196,8 @@ def list_runtimes(client: Client, namespace: str | None = None) -> list[Runtime]
     ClusterTrainingRuntime, each sorted by name."""
     from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime, TrainingRuntime
 
-    local = [
-        runtime_from_dict(r.to_dict()) for r in client.list(TrainingRuntime, namespace=namespace)
-    ]
-    shared = [runtime_from_dict(r.to_dict()) for r in client.list(ClusterTrainingRuntime)]
+    local = [runtime_of(r) for r in client.list(TrainingRuntime, namespace=namespace)]
+    shared = [runtime_of(r) for r in client.list(ClusterTrainingRuntime)]
     return sorted(local, key=lambda r: r.name) + sorted(shared, key=lambda r: r.name)
 
 
@@ -182,9 +219,9 @@ def get_runtime(
     for each in kinds:
         try:
             if each == "ClusterTrainingRuntime":
-                return runtime_from_dict(client.get(ClusterTrainingRuntime, name).to_dict())
+                return runtime_of(client.get(ClusterTrainingRuntime, name))
             found = client.get(TrainingRuntime, name, namespace=namespace)
-            return runtime_from_dict(found.to_dict())
+            return runtime_of(found)
         except NotFound:
             continue
     known = ", ".join(f"{r.name} ({r.kind})" for r in list_runtimes(client, namespace)) or "none"

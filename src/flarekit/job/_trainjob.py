@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from flarekit._objects import labels_of
 from flarekit._products import JOBSET_LABEL, QUEUE_LABEL, REPLICATED_JOB_LABEL
 from flarekit._tables import HtmlStatus
 from flarekit._validation import (
@@ -37,9 +38,12 @@ from flarekit.job._runtimes import Runtime, RuntimeKind
 from flarekit.job._shipping import check_files, check_packages, shipped_command
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonValue
     from flarekit.client._client import Client
     from flarekit.client._pods import PodInfo
     from flarekit_models._base import KubeResource
+    from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
+    from flarekit_models.trainer.v1alpha1 import Trainer
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
 __all__ = ["DEFAULT_RUNTIME", "TrainJob", "trainjob_status"]
@@ -84,19 +88,20 @@ def check_env(report: ValidationReport, field: str, value: object) -> dict[str, 
     return {str(k): str(v) for k, v in value.items()}
 
 
-def trainjob_status(obj: TrainJobModel | Mapping[str, Any]) -> JobStatus:
+def trainjob_status(obj: TrainJobModel | Mapping[str, JsonValue]) -> JobStatus:
     """The `JobStatus` of a TrainJob (the model, or Kubernetes JSON), fresh objects included."""
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
     job = TrainJobModel.model_validate(obj) if isinstance(obj, Mapping) else obj
     status, meta = job.status, job.metadata
     conditions = status.conditions if status is not None else None
+    jobs = (status.jobs_status if status is not None else None) or ()
     replicas = {
         j.name: {
             "active": j.active, "ready": j.ready, "succeeded": j.succeeded, "failed": j.failed,
             "suspended": j.suspended,
         }
-        for j in (status.jobs_status if status is not None else None) or ()
+        for j in jobs
     }  # fmt: skip
     state, found = JobState.PENDING, None
     for type_, each in (
@@ -110,7 +115,7 @@ def trainjob_status(obj: TrainJobModel | Mapping[str, Any]) -> JobStatus:
             break
     if found is None and job.spec is not None and job.spec.suspend:
         state = JobState.SUSPENDED
-    elif found is None and any(c["active"] or c["ready"] for c in replicas.values()):
+    elif found is None and any(j.active or j.ready for j in jobs):
         state = JobState.RUNNING
     return JobStatus(
         kind="TrainJob",
@@ -156,19 +161,19 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         image: str | None = None,
         command: Sequence[str] | None = None,
         args: Sequence[str] | None = None,
-        func: Callable[..., Any] | None = None,
-        func_args: Mapping[str, Any] | None = None,
+        func: Callable[..., object] | None = None,
+        func_args: Mapping[str, object] | None = None,
         packages_to_install: Sequence[str] | None = None,
         files: Sequence[str | os.PathLike[str]] | None = None,
         num_nodes: int | None = None,
         num_proc_per_node: int | None = None,
-        resources_per_node: Mapping[str, Any] | None = None,
+        resources_per_node: Mapping[str, int | float | str] | None = None,
         env: Mapping[str, str] | None = None,
-        volumes: Sequence[Any] | None = None,
-        volume_mounts: Sequence[Any] | None = None,
+        volumes: Sequence[Volume | Mapping[str, JsonValue]] | None = None,
+        volume_mounts: Sequence[VolumeMount | Mapping[str, JsonValue]] | None = None,
         node_selector: Mapping[str, str] | None = None,
-        tolerations: Sequence[Any] | None = None,
-        affinity: Any = None,
+        tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None = None,
+        affinity: Affinity | Mapping[str, JsonValue] | None = None,
         service_account: str | None = None,
         image_pull_secrets: Sequence[str] | None = None,
         labels: Mapping[str, str] | None = None,
@@ -308,32 +313,81 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             return runtime.policy
         return next((p for p in ("torch", "mpi") if p in self.runtime), "plain")
 
-    def _trainer(self, runtime: Runtime | None) -> dict[str, Any]:
-        trainer: dict[str, Any] = {}
+    def _trainer(self, runtime: Runtime | None) -> Trainer | None:
+        from flarekit_models.core.v1 import EnvVar, ResourceRequirements
+        from flarekit_models.trainer.v1alpha1 import Trainer
+
+        trainer = Trainer()
         if self.image:
-            trainer["image"] = self.image
+            trainer.image = self.image
         if self.func is not None:
             command = function_command(self.func, self.func_args, policy=self._policy(runtime))
-            trainer["command"] = shipped_command(command, self.packages_to_install, self.files)
+            trainer.command = shipped_command(command, self.packages_to_install, self.files)
         else:
             if self.command:
-                trainer["command"] = shipped_command(
+                trainer.command = shipped_command(
                     self.command, self.packages_to_install, self.files
                 )
             if self.args:
-                trainer["args"] = list(self.args)
+                trainer.args = list(self.args)
         if self.num_nodes is not None:
-            trainer["numNodes"] = self.num_nodes
+            trainer.num_nodes = self.num_nodes
         if self.num_proc_per_node is not None:
-            trainer["numProcPerNode"] = self.num_proc_per_node
+            trainer.num_proc_per_node = self.num_proc_per_node
         if self.resources_per_node:
-            trainer["resourcesPerNode"] = {
-                "requests": dict(self.resources_per_node),
-                "limits": dict(self.resources_per_node),
-            }
+            trainer.resources_per_node = ResourceRequirements(
+                requests=dict(self.resources_per_node), limits=dict(self.resources_per_node)
+            )
         if self.env:
-            trainer["env"] = [{"name": k, "value": v} for k, v in self.env.items()]
-        return trainer
+            trainer.env = [EnvVar(name=k, value=v) for k, v in self.env.items()]
+        return trainer if trainer.model_fields_set else None
+
+    def to_model(
+        self,
+        *,
+        pod_field: PodField | None = "runtimePatches",
+        runtime: Runtime | None = None,
+        queue: str | None = None,
+    ) -> TrainJobModel:
+        """The TrainJob as a typed model. Offline, pod options go in `pod_field` (the
+        newest Trainer's by default) and the queue is `local_queue` as given; `submit()`
+        renders with what the cluster has."""
+        from flarekit.kueue import queue_labels
+        from flarekit.kueue._queues import chosen_priority
+        from flarekit_models.meta.v1 import ObjectMeta
+        from flarekit_models.trainer.v1alpha1 import RuntimeRef, TrainJobSpec
+        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
+
+        runtime = runtime or self._runtime
+        queue = queue if queue is not None else self._queue
+        priority = chosen_priority(self.labels, self.priority_class)
+        labels = {**self.labels, **queue_labels(queue, priority)}
+        metadata = ObjectMeta(name=self.name)
+        namespace = self._submitted_namespace or self.namespace
+        if namespace:
+            metadata.namespace = namespace
+        if labels:
+            metadata.labels = labels
+        if self.annotations:
+            metadata.annotations = dict(self.annotations)
+        ref = RuntimeRef(api_group="trainer.kubeflow.org", name=self.runtime)
+        kind = runtime.kind if runtime is not None else self.runtime_kind
+        if kind:
+            ref.kind = kind
+        spec = TrainJobSpec(runtime_ref=ref)
+        trainer = self._trainer(runtime)
+        if trainer is not None:
+            spec.trainer = trainer
+        if self.suspend_on_create or queue:
+            spec.suspend = True  # Kueue unsuspends it once admitted
+        if self.active_deadline_seconds is not None:
+            spec.active_deadline_seconds = self.active_deadline_seconds
+        if self.pod and pod_field is not None:
+            # The three pod fields belong to different Trainer releases: the model of this
+            # one keeps those it does not declare as unknown fields.
+            patches = render(self.pod, pod_field, self._targets(runtime))
+            spec = TrainJobSpec.model_validate({**spec.to_dict(), pod_field: patches})
+        return TrainJobModel(metadata=metadata, spec=spec)
 
     def to_dict(
         self,
@@ -342,51 +396,14 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         runtime: Runtime | None = None,
         queue: str | None = None,
     ) -> dict[str, Any]:
-        """The TrainJob as Kubernetes JSON. Offline, pod options go in `pod_field` (the
-        newest Trainer's by default) and the queue is `local_queue` as given; `submit()`
-        renders with what the cluster has."""
-        from flarekit.kueue import queue_labels
-        from flarekit.kueue._queues import chosen_priority
-
-        runtime = runtime or self._runtime
-        queue = queue if queue is not None else self._queue
-        priority = chosen_priority(self.labels, self.priority_class)
-        labels = {**self.labels, **queue_labels(queue, priority)}
-        metadata: dict[str, Any] = {"name": self.name}
-        namespace = self._submitted_namespace or self.namespace
-        if namespace:
-            metadata["namespace"] = namespace
-        if labels:
-            metadata["labels"] = labels
-        if self.annotations:
-            metadata["annotations"] = dict(self.annotations)
-        ref: dict[str, str] = {"apiGroup": "trainer.kubeflow.org", "name": self.runtime}
-        kind = runtime.kind if runtime is not None else self.runtime_kind
-        if kind:
-            ref["kind"] = kind
-        spec: dict[str, Any] = {"runtimeRef": ref}
-        trainer = self._trainer(runtime)
-        if trainer:
-            spec["trainer"] = trainer
-        if self.suspend_on_create or queue:
-            spec["suspend"] = True  # Kueue unsuspends it once admitted
-        if self.active_deadline_seconds is not None:
-            spec["activeDeadlineSeconds"] = self.active_deadline_seconds
-        if self.pod and pod_field is not None:
-            spec[pod_field] = render(self.pod, pod_field, self._targets(runtime))
-        return {
-            "apiVersion": "trainer.kubeflow.org/v1alpha1",
-            "kind": "TrainJob",
-            "metadata": metadata,
-            "spec": spec,
-        }
+        """The TrainJob as Kubernetes JSON (see `to_model`)."""
+        return self.to_model(pod_field=pod_field, runtime=runtime, queue=queue).to_dict()
 
     def to_yaml(self, *, pod_field: PodField | None = "runtimePatches") -> str:
         """`to_dict()` as block YAML with sorted keys."""
         from flarekit._yaml import to_yaml
-        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
-        return to_yaml(TrainJobModel.model_validate(self.to_dict(pod_field=pod_field)))
+        return to_yaml(self.to_model(pod_field=pod_field))
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -433,11 +450,11 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         self._submitted_namespace = namespace
         runtime, queue = self._runtime, self._queue
         create_trainjob(
-            client, lambda f: self.to_dict(pod_field=f, runtime=runtime, queue=queue), self.pod
+            client, lambda f: self.to_model(pod_field=f, runtime=runtime, queue=queue), self.pod
         )
         return self
 
-    def _model(self) -> Any:
+    def _model(self) -> type[KubeResource]:
         from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
         return TrainJobModel
@@ -488,7 +505,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             self._set_workload_active(obj, active=False)
         return self.status()
 
-    def _set_workload_active(self, obj: Any, *, active: bool) -> None:
+    def _set_workload_active(self, obj: KubeResource, *, active: bool) -> None:
         from flarekit.job._workload import set_workload_active
 
         subject = f"TrainJob {self.resolved_namespace}/{self.name}"
@@ -606,7 +623,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
         client = client if client is not None else Client()
-        obj = client.get(TrainJobModel, name, namespace=namespace).to_dict()
+        obj = client.get(TrainJobModel, name, namespace=namespace)
         params = read_params(obj)
         job = cls.__new__(cls)
         job.__dict__.update(
@@ -623,8 +640,10 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             _runtime_looked_up=False,
             _queue=params["local_queue"],
         )
-        job.name = params["name"] or name
-        job.namespace = params["namespace"] or namespace or client.namespace
+        meta = obj.metadata
+        job.name = (meta.name if meta is not None else None) or name
+        job.namespace = (meta.namespace if meta is not None else None) or namespace
+        job.namespace = job.namespace or client.namespace
         job._submitted_namespace = job.namespace
         return job
 
@@ -650,10 +669,9 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         )
 
 
-def _queue_of(obj: Any) -> str | None:
+def _queue_of(obj: KubeResource) -> str | None:
     """The LocalQueue a TrainJob (as read) is queued in, from its Kueue label."""
-    labels = getattr(getattr(obj, "metadata", None), "labels", None) or {}
-    return labels.get(QUEUE_LABEL) or None
+    return labels_of(obj).get(QUEUE_LABEL) or None
 
 
 def _pod_of_node(pods: Sequence[PodInfo], node: int) -> str | None:

@@ -10,69 +10,59 @@ Trainer release) is left out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from flarekit.client._fingerprint import CREATED_FROM
 from flarekit.kueue import PRIORITY_LABEL, QUEUE_LABEL
+
+if TYPE_CHECKING:
+    from flarekit_models.core.v1 import EnvVar
+    from flarekit_models.trainer.v1alpha1 import TrainJob
 
 __all__ = ["read_params"]
 
 _RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
-
-
-def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def _env(value: Any) -> dict[str, str]:
+def _env(items: Sequence[EnvVar] | None) -> dict[str, str]:
     """Plain ``name: value`` variables (those read from secrets or fields have no parameter)."""
-    items = value if isinstance(value, list) else []
-    return {
-        str(e["name"]): str(e.get("value") or "")
-        for e in items
-        if isinstance(e, Mapping) and e.get("name") and e.get("valueFrom") is None
-    }
+    return {e.name: e.value or "" for e in items or () if e.name and e.value_from is None}
 
 
-def read_params(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The `TrainJob` parameters a TrainJob object (Kubernetes JSON) expresses, by name.
+def read_params(obj: TrainJob) -> dict[str, object]:
+    """The `TrainJob` parameters a TrainJob object expresses, by name.
 
     `resources_per_node` are the requests (else the limits) of ``trainer.resourcesPerNode``;
     `local_queue` and `priority_class` come from the Kueue labels, which are left out of
     `labels`; a queued job's ``spec.suspend`` is Kueue's, so only an unqueued job reads as
     created suspended.
     """
-    metadata, spec = _map(obj.get("metadata")), _map(obj.get("spec"))
-    labels = {k: str(v) for k, v in _map(metadata.get("labels")).items()}
-    ref = _map(spec.get("runtimeRef"))
-    trainer = _map(spec.get("trainer"))
-    resources = _map(trainer.get("resourcesPerNode"))
-    per_node = _map(resources.get("requests")) or _map(resources.get("limits"))
+    metadata, spec = obj.metadata, obj.spec
+    labels = dict(metadata.labels or {}) if metadata is not None else {}
+    annotations = dict(metadata.annotations or {}) if metadata is not None else {}
+    ref = spec.runtime_ref if spec is not None else None
+    trainer = spec.trainer if spec is not None else None
+    resources = trainer.resources_per_node if trainer is not None else None
+    per_node = (resources.requests or resources.limits or {}) if resources is not None else {}
     queue = labels.pop(QUEUE_LABEL, None)
-    kind = ref.get("kind")
+    kind = ref.kind if ref is not None else None
     return {
-        "name": str(metadata.get("name") or ""),
-        "namespace": metadata.get("namespace"),
-        "runtime": str(ref.get("name") or ""),
+        "name": (metadata.name if metadata is not None else None) or "",
+        "namespace": metadata.namespace if metadata is not None else None,
+        "runtime": (ref.name if ref is not None else None) or "",
         "runtime_kind": kind if kind in _RUNTIME_KINDS else None,
-        "image": trainer.get("image"),
-        "command": _strings(trainer.get("command")),
-        "args": _strings(trainer.get("args")),
-        "num_nodes": trainer.get("numNodes"),
-        "num_proc_per_node": trainer.get("numProcPerNode"),
+        "image": trainer.image if trainer is not None else None,
+        "command": list(trainer.command or ()) if trainer is not None else [],
+        "args": list(trainer.args or ()) if trainer is not None else [],
+        "num_nodes": trainer.num_nodes if trainer is not None else None,
+        "num_proc_per_node": trainer.num_proc_per_node if trainer is not None else None,
         "resources_per_node": {k: str(v) for k, v in per_node.items()},
-        "env": _env(trainer.get("env")),
+        "env": _env(trainer.env if trainer is not None else None),
         "labels": labels,
-        "annotations": {
-            k: str(v) for k, v in _map(metadata.get("annotations")).items() if k != CREATED_FROM
-        },
+        "annotations": {k: v for k, v in annotations.items() if k != CREATED_FROM},
         "local_queue": queue,
         "priority_class": labels.pop(PRIORITY_LABEL, None),
-        "suspend": bool(spec.get("suspend")) and queue is None,
-        "active_deadline_seconds": spec.get("activeDeadlineSeconds"),
+        "suspend": bool(spec is not None and spec.suspend) and queue is None,
+        "active_deadline_seconds": spec.active_deadline_seconds if spec is not None else None,
     }

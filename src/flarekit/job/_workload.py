@@ -10,7 +10,9 @@ outside any queue are suspended directly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flarekit._objects import metadata_of, name_of
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
@@ -32,14 +34,15 @@ def set_workload_active(
     not made the Workload yet."""
     from flarekit.kueue import workload_for
 
-    workload: Any = workload_for(client, obj)
+    workload: KubeResource | None = workload_for(client, obj)
     if workload is None:
         raise error(
             f"{subject} is queued but Kueue has not made its Workload yet; try again in a moment"
         )
+    meta = metadata_of(workload)
     client.patch(
         type(workload),
-        workload.metadata.name,
+        name_of(workload),
         {"spec": {"active": active}},
-        namespace=workload.metadata.namespace,
+        namespace=meta.namespace if meta is not None else None,
     )

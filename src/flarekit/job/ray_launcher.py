@@ -24,12 +24,30 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # typing.NotRequired is 3.11+, and the cluster's Python may be older
+    from typing import NotRequired
 
 
-def node_command(spec: Mapping[str, Any], rank: int, master: str, port: int) -> list[str]:
+class LaunchSpec(TypedDict):
+    """What the launcher is told to run (its one argument, as JSON)."""
+
+    nodes: int
+    procs: int
+    script: str | None
+    module: str | None
+    args: list[str]
+    env: dict[str, str]
+    bundle: dict[str, float]
+    strategy: str
+    placement_timeout: NotRequired[float]
+
+
+def node_command(spec: LaunchSpec, rank: int, master: str, port: int) -> list[str]:
     """What node `rank` runs: torchrun with the user's script or module."""
-    target = ["-m", spec["module"]] if spec.get("module") else [spec["script"]]
+    module = spec["module"]
+    target = ["-m", module] if module else [str(spec["script"])]
     return [
         "torchrun",
         "--nnodes", str(spec["nodes"]),
@@ -113,7 +131,7 @@ subprocess.Popen([sys.executable, "-c", *sys.argv[1:]], start_new_session=True,
 
 
 def placement_failure(
-    spec: Mapping[str, Any],
+    spec: LaunchSpec,
     cluster: Mapping[str, float],
     available: Mapping[str, float],
     nodes: int,
@@ -148,7 +166,7 @@ def main(argv: Sequence[str]) -> int:
     strategies: Any = importlib.import_module("ray.util.scheduling_strategies")
     timed_out: Any = importlib.import_module("ray.exceptions").GetTimeoutError
 
-    spec = json.loads(argv[1])
+    spec: LaunchSpec = json.loads(argv[1])
 
     class Node:
         def address(self) -> tuple[str, int]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,9 +27,20 @@ from flarekit.ray._jobs_errors import (
     RayJobValidationError,
 )
 from flarekit.ray._jobs_http import DashboardTransport, Verify
-from flarekit.ray._jobs_models import JobDetails, RayJobState, RayVersion
+from flarekit.ray._jobs_models import (
+    JobDetails,
+    LogsAnswer,
+    RayJobState,
+    RayVersion,
+    SubmitAnswer,
+)
 from flarekit.ray._jobs_upload import MAX_PACKAGE_BYTES, Package, local_packages
-from flarekit.ray._jobs_validation import build_submit_body, check_submission_id
+from flarekit.ray._jobs_validation import build_submit_request, check_submission_id
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue as RayJson
+
+    from flarekit._json import JsonValue
 
 _MAX_POLL = 10.0
 
@@ -108,7 +119,7 @@ class RayJobClient:
         entrypoint: str,
         *,
         submission_id: str | None = None,
-        runtime_env: Mapping[str, Any] | None = None,
+        runtime_env: Mapping[str, JsonValue] | None = None,
         metadata: Mapping[str, str] | None = None,
         entrypoint_num_cpus: float | None = None,
         entrypoint_num_gpus: float | None = None,
@@ -126,7 +137,7 @@ class RayJobClient:
         its ``gcs://_ray_pkg_<hash>.zip`` URI; every entry is zipped and size-checked before
         the first upload.
         """
-        body = build_submit_body(
+        request = build_submit_request(
             entrypoint,
             submission_id=submission_id,
             runtime_env=runtime_env,
@@ -137,13 +148,16 @@ class RayJobClient:
             entrypoint_resources=entrypoint_resources,
             entrypoint_label_selector=entrypoint_label_selector,
         )
-        if "runtime_env" in body:
-            body["runtime_env"] = self._upload(body["runtime_env"])
-        answer = self._http.request("POST", "/api/jobs/", body)
-        if isinstance(answer, dict):
-            found = answer.get("submission_id") or answer.get("job_id")
-            if isinstance(found, str) and found:
-                return found
+        if request.runtime_env is not None:
+            request.runtime_env = self._upload(request.runtime_env)
+        answer = self._http.request("POST", "/api/jobs/", request.body())
+        try:
+            parsed = SubmitAnswer.model_validate(answer)
+        except ValidationError:
+            parsed = SubmitAnswer()
+        found = parsed.submission_id or parsed.job_id
+        if found:
+            return found
         raise RayJobsApiError(
             200,
             f"submit answer has no submission_id: {answer!r:.200}",
@@ -151,16 +165,17 @@ class RayJobClient:
             path="/api/jobs/",
         )
 
-    def _upload(self, runtime_env: dict[str, Any]) -> dict[str, Any]:
+    def _upload(self, runtime_env: dict[str, RayJson]) -> dict[str, RayJson]:
         """`runtime_env` with its local entries uploaded and replaced by their URIs."""
-        prepared = local_packages(runtime_env, self.max_upload_bytes)
-        out: dict[str, Any] = dict(prepared)
-        if isinstance(prepared.get("working_dir"), Package):
-            out["working_dir"] = self._ensure_package(prepared["working_dir"])
+        prepared = local_packages(dict[str, object](runtime_env), self.max_upload_bytes)
+        out = dict(runtime_env)
+        working_dir = prepared.get("working_dir")
+        if isinstance(working_dir, Package):
+            out["working_dir"] = self._ensure_package(working_dir)
         modules = prepared.get("py_modules")
         if isinstance(modules, list):
             out["py_modules"] = [
-                self._ensure_package(m) if isinstance(m, Package) else m for m in modules
+                self._ensure_package(m) if isinstance(m, Package) else str(m) for m in modules
             ]
         return out
 
@@ -189,11 +204,12 @@ class RayJobClient:
         """The job's driver output so far (stdout and stderr of the entrypoint)."""
         path = self._job_path(submission_id) + "/logs"
         answer = self._http.request("GET", path, job=submission_id)
-        if isinstance(answer, dict) and isinstance(answer.get("logs"), str):
-            return str(answer["logs"])
-        raise RayJobsApiError(
-            200, f"logs answer has no 'logs' text: {answer!r:.200}", method="GET", path=path
-        )
+        try:
+            return LogsAnswer.model_validate(answer).logs
+        except ValidationError:
+            raise RayJobsApiError(
+                200, f"logs answer has no 'logs' text: {answer!r:.200}", method="GET", path=path
+            ) from None
 
     def follow_logs(
         self, submission_id: str, *, poll: float = 1.0, timeout: float | None = None
@@ -289,7 +305,7 @@ class RayJobClient:
         return f"/api/jobs/{check_submission_id(submission_id)}"
 
 
-def _parse(model: type[_Model], answer: Any, method: str, path: str) -> _Model:
+def _parse(model: type[_Model], answer: JsonValue, method: str, path: str) -> _Model:
     try:
         return model.model_validate(answer)
     except ValidationError as exc:
@@ -303,7 +319,7 @@ def _parse(model: type[_Model], answer: Any, method: str, path: str) -> _Model:
         ) from None
 
 
-def _flag(answer: Any, key: str, method: str, path: str) -> bool:
+def _flag(answer: JsonValue, key: str, method: str, path: str) -> bool:
     if isinstance(answer, dict) and isinstance(answer.get(key), bool):
         return bool(answer[key])
     raise RayJobsApiError(

@@ -25,7 +25,10 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flarekit._json import JsonValue
 
 from flarekit.ray._jobs_errors import (
     RayDashboardUnavailable,
@@ -177,12 +180,12 @@ class DashboardTransport:
         self,
         method: str,
         path: str,
-        body: Mapping[str, Any] | None = None,
+        body: Mapping[str, JsonValue] | None = None,
         *,
         job: str | None = None,
         data: bytes | None = None,
         expect_json: bool = True,
-    ) -> Any:
+    ) -> JsonValue:
         """Send one request and return its decoded JSON body (the text, without
         `expect_json`).
 
@@ -260,13 +263,13 @@ class DashboardTransport:
         headers: http.client.HTTPMessage,
         job: str | None,
         expect_json: bool = True,
-    ) -> Any:
+    ) -> JsonValue:
         text = self.redact(data.decode("utf-8", errors="replace"))
         if 200 <= status < 300 and not expect_json:
             return text
         if 200 <= status < 300:
             try:
-                return json.loads(text)
+                decoded: JsonValue = json.loads(text)
             except ValueError:
                 kind = headers.get("Content-Type", "no content type")
                 raise RayJobsApiError(
@@ -277,6 +280,7 @@ class DashboardTransport:
                     path=path,
                     body=text,
                 ) from None
+            return decoded
         if status == 404 and job is not None:
             raise RayJobNotFound(job, server_message(text), method=method, path=path)
         message = server_message(text) if text.strip() else reason or "(empty response body)"

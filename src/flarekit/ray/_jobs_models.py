@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import datetime
 import enum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 
 class RayJobState(enum.StrEnum):
@@ -65,7 +64,7 @@ class JobDetails(_Lenient):
     start_time: int | None = None
     end_time: int | None = None
     metadata: dict[str, str] | None = None
-    runtime_env: dict[str, Any] | None = None
+    runtime_env: dict[str, JsonValue] | None = None
     driver_info: DriverInfo | None = None
     driver_agent_http_address: str | None = None
     driver_node_id: str | None = None
@@ -83,6 +82,40 @@ class JobDetails(_Lenient):
     @property
     def ended_at(self) -> datetime.datetime | None:
         return _from_millis(self.end_time)
+
+
+class SubmitRequest(BaseModel):
+    """The body of ``POST /api/jobs/``, checked (see `build_submit_request`). Fields left
+    None are not sent, so servers that predate a field still accept the body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entrypoint: str
+    submission_id: str | None = None
+    runtime_env: dict[str, JsonValue] | None = None
+    metadata: dict[str, str] | None = None
+    entrypoint_num_cpus: int | float | None = None
+    entrypoint_num_gpus: int | float | None = None
+    entrypoint_memory: int | None = None
+    entrypoint_resources: dict[str, int | float] | None = None
+    entrypoint_label_selector: dict[str, str] | None = None
+
+    def body(self) -> dict[str, JsonValue]:
+        """The JSON body, without the fields left None."""
+        return self.model_dump(exclude_none=True)
+
+
+class SubmitAnswer(_Lenient):
+    """What ``POST /api/jobs/`` answers: the submission id (``job_id`` before Ray 2.0)."""
+
+    submission_id: str | None = None
+    job_id: str | None = None
+
+
+class LogsAnswer(_Lenient):
+    """What ``GET /api/jobs/<id>/logs`` answers: the driver output so far."""
+
+    logs: str
 
 
 class RayVersion(_Lenient):

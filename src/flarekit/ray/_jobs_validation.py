@@ -10,10 +10,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from flarekit.ray._jobs_errors import RayJobValidationError
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+
+    from flarekit.ray._jobs_models import SubmitRequest
+
+T = TypeVar("T")
 
 # Submission ids become a URL path segment, a log file name and part of an actor name on the
 # cluster. Ray itself takes any string; this client accepts the safe subset (Ray's generated
@@ -38,7 +45,7 @@ def check_submission_id(value: object, field: str = "submission_id") -> str:
     return value
 
 
-def build_submit_body(
+def build_submit_request(
     entrypoint: object,
     *,
     submission_id: object = None,
@@ -49,38 +56,41 @@ def build_submit_body(
     entrypoint_memory: object = None,
     entrypoint_resources: object = None,
     entrypoint_label_selector: object = None,
-) -> dict[str, Any]:
-    """Validate every submit argument and return the JSON body for ``POST /api/jobs/``.
+) -> SubmitRequest:
+    """Validate every submit argument and return the request for ``POST /api/jobs/``.
 
     Arguments left as None are omitted, so servers that predate a field still accept the body.
     """
+    from flarekit.ray._jobs_models import SubmitRequest
+
     if not isinstance(entrypoint, str) or not entrypoint.strip():
         raise RayJobValidationError(
             "entrypoint", f"must be a non-empty shell command string, got {_kind(entrypoint)}"
         )
-    body: dict[str, Any] = {"entrypoint": entrypoint}
-    if submission_id is not None:
-        body["submission_id"] = check_submission_id(submission_id)
-    if runtime_env is not None:
-        body["runtime_env"] = _runtime_env(runtime_env)
-    if metadata is not None:
-        body["metadata"] = _string_map(metadata, "metadata")
-    if entrypoint_num_cpus is not None:
-        body["entrypoint_num_cpus"] = _quantity(entrypoint_num_cpus, "entrypoint_num_cpus")
-    if entrypoint_num_gpus is not None:
-        body["entrypoint_num_gpus"] = _quantity(entrypoint_num_gpus, "entrypoint_num_gpus")
-    if entrypoint_memory is not None:
-        body["entrypoint_memory"] = _memory(entrypoint_memory)
-    if entrypoint_resources is not None:
-        body["entrypoint_resources"] = _resources(entrypoint_resources)
-    if entrypoint_label_selector is not None:
-        body["entrypoint_label_selector"] = _string_map(
-            entrypoint_label_selector, "entrypoint_label_selector"
-        )
-    return body
+
+    def given(value: object, check: Callable[[object], T]) -> T | None:
+        return None if value is None else check(value)
+
+    return SubmitRequest(
+        entrypoint=entrypoint,
+        submission_id=given(submission_id, check_submission_id),
+        runtime_env=given(runtime_env, _runtime_env),
+        metadata=given(metadata, lambda v: _string_map(v, "metadata")),
+        entrypoint_num_cpus=given(
+            entrypoint_num_cpus, lambda v: _quantity(v, "entrypoint_num_cpus")
+        ),
+        entrypoint_num_gpus=given(
+            entrypoint_num_gpus, lambda v: _quantity(v, "entrypoint_num_gpus")
+        ),
+        entrypoint_memory=given(entrypoint_memory, _memory),
+        entrypoint_resources=given(entrypoint_resources, _resources),
+        entrypoint_label_selector=given(
+            entrypoint_label_selector, lambda v: _string_map(v, "entrypoint_label_selector")
+        ),
+    )
 
 
-def _runtime_env(value: object) -> dict[str, Any]:
+def _runtime_env(value: object) -> dict[str, JsonValue]:
     field = "runtime_env"
     if not isinstance(value, Mapping):
         raise RayJobValidationError(
@@ -90,7 +100,7 @@ def _runtime_env(value: object) -> dict[str, Any]:
         if not isinstance(key, str):
             raise RayJobValidationError(field, f"keys must be strings, got key {key!r}")
     try:
-        json.dumps(value, allow_nan=False)
+        text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise RayJobValidationError(field, f"must be JSON-serialisable: {exc}") from None
     for key in _UPLOADED_KEYS:
@@ -102,7 +112,8 @@ def _runtime_env(value: object) -> dict[str, Any]:
         raise RayJobValidationError(
             f"{field}['excludes']", "must be a list of patterns such as ['data/', '*.ckpt']"
         )
-    return dict(value)
+    env: dict[str, JsonValue] = json.loads(text)  # as the server reads it (tuples as lists)
+    return env
 
 
 def _check_uris(value: object, field: str, *, module: bool) -> None:

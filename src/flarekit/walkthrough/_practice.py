@@ -10,11 +10,13 @@ training output nobody computed.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flarekit._objects import labels_of
 from flarekit.walkthrough._train import practice_log
 
 if TYPE_CHECKING:
+    from flarekit._json import JsonObject
     from flarekit.testing import FakeCluster
 
 __all__ = ["leftovers", "start_practice_cluster"]
@@ -27,12 +29,16 @@ _BUILTIN = frozenset({"namespaces"})
 _CLUSTER_MADE = frozenset({("serviceaccounts", "default"), ("configmaps", "kube-root-ca.crt")})
 
 
-def _trainer_log(job: dict[str, Any], pod: dict[str, Any]) -> Iterable[str]:
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    if labels.get(_INDEX_LABEL, "0") != "0":
+def _trainer_log(job: JsonObject, pod: JsonObject) -> Iterable[str]:
+    """The simulated trainer's log lines (the emulator hands over the stored JSON)."""
+    from flarekit_models.core.v1 import Pod
+    from flarekit_models.trainer.v1alpha1 import TrainJob
+
+    if labels_of(Pod.model_validate(pod)).get(_INDEX_LABEL, "0") != "0":
         return []  # only rank 0 prints
-    nodes = int(((job.get("spec") or {}).get("trainer") or {}).get("numNodes") or 1)
-    return practice_log(world=nodes)
+    spec = TrainJob.model_validate(job).spec
+    trainer = spec.trainer if spec is not None else None
+    return practice_log(world=(trainer.num_nodes if trainer is not None else None) or 1)
 
 
 def start_practice_cluster() -> FakeCluster:
@@ -70,15 +76,19 @@ def start_practice_cluster() -> FakeCluster:
 
 def leftovers(cluster: FakeCluster) -> list[str]:
     """Every object still stored, as ``kind namespace/name`` (namespaces do not count)."""
+    from flarekit.client._generic import GenericResource
+    from flarekit_models.meta.v1 import ObjectMeta
+
     found: list[str] = []
     for rt in cluster.registry:
         if (rt.plural in _BUILTIN and not rt.group) or rt.kind == "Event":
             continue
         resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
-        for obj in cluster.objects(resource):
-            meta = obj.get("metadata") or {}
-            if not rt.group and (rt.plural, meta.get("name")) in _CLUSTER_MADE:
+        for stored in cluster.objects(resource):
+            obj = GenericResource.model_validate(stored)
+            meta = obj.metadata or ObjectMeta()
+            if not rt.group and (rt.plural, meta.name) in _CLUSTER_MADE:
                 continue
-            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-            found.append(f"{obj.get('kind')} {where}{meta.get('name')}")
+            where = f"{meta.namespace}/" if meta.namespace else ""
+            found.append(f"{obj.kind} {where}{meta.name}")
     return sorted(found)

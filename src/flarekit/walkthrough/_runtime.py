@@ -8,7 +8,10 @@ a PyTorch image, with the torch ML policy (one node unless the TrainJob asks for
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flarekit._json import JsonObject
 
 __all__ = ["RUNTIME_IMAGE", "RUNTIME_NAME", "torch_distributed_runtime"]
 
@@ -21,9 +24,9 @@ _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
 def torch_distributed_runtime(
     name: str = RUNTIME_NAME, image: str = RUNTIME_IMAGE, labels: dict[str, str] | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """The ClusterTrainingRuntime as Kubernetes JSON (``trainer.kubeflow.org/v1alpha1``)."""
-    trainer_pod = {
+    trainer_pod: JsonObject = {
         "containers": [
             {
                 "name": "node",

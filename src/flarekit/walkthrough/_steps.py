@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit.walkthrough._narrate import Narrator
 from flarekit.walkthrough._runtime import RUNTIME_NAME, torch_distributed_runtime
@@ -20,6 +20,8 @@ from flarekit.walkthrough._train import train_line
 
 if TYPE_CHECKING:
     from flarekit import Client, Cluster, TrainJob
+    from flarekit.kueue._admin import AdminSpec
+    from flarekit_models._base import KubeResource
 
 __all__ = ["Plan", "Walkthrough"]
 
@@ -85,7 +87,7 @@ class Walkthrough:
     def _remember(self, what: str, undo: Callable[[], None]) -> None:
         self._undo.append((what, undo))
 
-    def _exists(self, kind: Any, name: str, namespace: str | None = None) -> bool:
+    def _exists(self, kind: type[KubeResource], name: str, namespace: str | None = None) -> bool:
         from flarekit import NotFound
 
         try:
@@ -94,7 +96,9 @@ class Walkthrough:
             return False
         return True
 
-    def _delete_and_wait(self, kind: Any, name: str, namespace: str | None = None) -> None:
+    def _delete_and_wait(
+        self, kind: type[KubeResource], name: str, namespace: str | None = None
+    ) -> None:
         from flarekit import NotFound
         from flarekit._wait import wait_until
 
@@ -103,7 +107,7 @@ class Walkthrough:
         except NotFound:
             return
 
-        def fetch() -> Any:
+        def fetch() -> KubeResource | None:
             try:
                 return self.client.get(kind, name, namespace=namespace)
             except NotFound:
@@ -119,7 +123,9 @@ class Walkthrough:
             poll=min(self.plan.poll, 0.5),
         )
 
-    def _refuse_existing(self, kind: Any, name: str, namespace: str | None, hint: str) -> None:
+    def _refuse_existing(
+        self, kind: type[KubeResource], name: str, namespace: str | None, hint: str
+    ) -> None:
         if self._exists(kind, name, namespace):
             where = f"{namespace}/{name}" if namespace else name
             raise RuntimeError(
@@ -161,7 +167,7 @@ class Walkthrough:
                     cluster_queue={plan.cluster_queue!r}),
             ])
             """)
-        specs: list[Any] = [
+        specs: list[AdminSpec] = [
             ResourceFlavorSpec(plan.flavor, node_labels={}),
             ClusterQueueSpec(
                 plan.cluster_queue, flavors={plan.flavor: {"cpu": 8, "memory": "32Gi"}}
@@ -333,7 +339,7 @@ class Walkthrough:
         job.submit()
         say.done(f"TrainJob {plan.namespace}/{plan.job_name} submitted: {job.status().state.value}")
 
-    def _delete_job(self, job: TrainJob, model: Any) -> None:
+    def _delete_job(self, job: TrainJob, model: type[KubeResource]) -> None:
         job.delete()
         self._delete_and_wait(model, job.name, self.plan.namespace)
 

@@ -35,7 +35,7 @@ def test_every_pytorchjob_pod_gets_them(appwrapper: bool) -> None:
 def test_the_trainjob_gets_them() -> None:
     train = job().to_trainjob()
     assert train.pod.node_selector == SELECTOR
-    assert list(train.pod.tolerations) == [TOLERATION]
+    assert [t.to_dict() for t in train.pod.tolerations] == [TOLERATION]
 
 
 def test_bad_values_are_reported_with_the_others() -> None:
