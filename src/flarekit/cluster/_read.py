@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from flarekit._json import JsonValue
 from flarekit._quantity import QuantityError, format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import ConfigError, Problem
@@ -194,6 +192,8 @@ def _raycluster(
 ) -> tuple[RayCluster, dict[str, str], bool]:
     """`obj` as a RayCluster model, the Kueue labels of the top-level object, and whether
     it was wrapped in an AppWrapper."""
+    from pydantic import ValidationError
+
     from flarekit_models.ray.v1 import RayCluster
 
     if isinstance(obj, RayCluster):
