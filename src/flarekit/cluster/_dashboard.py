@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from flarekit._objects import name_of
 from flarekit.client._errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
@@ -198,12 +199,7 @@ def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[Kub
         found = list(client.list(kind.model(), namespace=namespace))
     except NotFound:
         return None
-    return sorted(found, key=_name)
-
-
-def _name(obj: KubeResource) -> str:
-    metadata = getattr(obj, "metadata", None)
-    return str(metadata.name or "") if metadata is not None else ""
+    return sorted(found, key=name_of)
 
 
 def _get_object(

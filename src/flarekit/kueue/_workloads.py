@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from flarekit._objects import metadata_of
 from flarekit.client._served import NotServed
 from flarekit.kueue._models import kueue_model
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from flarekit.client._client import Client
     from flarekit.kueue._models import Workload
     from flarekit_models._base import KubeResource
-    from flarekit_models.meta.v1 import Condition, ObjectMeta, OwnerReference
+    from flarekit_models.meta.v1 import Condition, OwnerReference
 
 __all__ = ["JOB_UID_LABEL", "AdmissionState", "State", "admission_state", "workload_for"]
 
@@ -118,7 +119,7 @@ _STATES: tuple[tuple[State, str], ...] = (
 
 def _uids(obj: KubeResource) -> list[str]:
     """The job's UID, then its controller's (a job owned by a job is queued through it)."""
-    meta: ObjectMeta | None = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     if meta is None:
         return []
     uids = [str(meta.uid)] if meta.uid else []
@@ -142,7 +143,7 @@ def workload_for(client: Client, obj: KubeResource) -> Workload | None:
     """The Workload Kueue made for a job object as read from the cluster (a RayCluster,
     RayJob, TrainJob, AppWrapper, ...), or None: not queued, not yet seen by Kueue, not yet
     created (no UID), or Kueue not installed."""
-    meta: ObjectMeta | None = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     namespace = meta.namespace if meta is not None else None
     uids = _uids(obj)
     if not uids or not namespace:
