@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
+from flarekit._objects import metadata_of
 from flarekit.client._codec import (
     ResourceList,
     StatusBody,
@@ -171,14 +172,14 @@ class Client:
     def _object_target(self, obj: KubeResource, namespace: str | None) -> tuple[Target, str]:
         if not isinstance(obj, KubeResource):
             raise TypeError(f"expected a resource model instance, got {type(obj).__name__}")
-        meta: Any = getattr(obj, "metadata", None)
-        own = getattr(meta, "namespace", None) if meta is not None else None
+        meta = metadata_of(obj)
+        own = meta.namespace if meta is not None else None
         if own and namespace and own != namespace:
             raise ValueError(
                 f"metadata.namespace is {own!r} but namespace={namespace!r} was passed"
             )
         target = self._target(type(obj), namespace or own)
-        return target, str(getattr(meta, "name", None) or "") if meta is not None else ""
+        return target, str((meta.name if meta is not None else None) or "")
 
     @staticmethod
     def _write_query(
@@ -489,7 +490,7 @@ class Client:
                     return None
                 time.sleep(0.05)
                 continue
-            meta: Any = getattr(found, "metadata", None)
+            meta = metadata_of(found)
             annotations = (meta.annotations if meta is not None else None) or {}
             return found if annotations.get(CREATED_FROM) == fingerprint else None
 
@@ -530,11 +531,11 @@ class Client:
             raise ValueError(f"attempts must be at least 1, got {attempts}")
         for attempt in range(1, attempts + 1):
             current = self.get(kind, name, namespace=namespace)
-            read: Any = getattr(current, "metadata", None)
+            read = metadata_of(current)
             version = read.resource_version if read is not None else None
             changed = change(current)
             wanted = current if changed is None else changed
-            meta: Any = getattr(wanted, "metadata", None)
+            meta = metadata_of(wanted)
             if meta is not None and not meta.resource_version:
                 meta.resource_version = version  # replace only what was read
             try:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
+from flarekit._objects import metadata_of
 from flarekit.client._codec import StatusBody, WatchLine
 from flarekit.client._errors import Gone, Operation, error_from_status, unavailable
 from flarekit.client._retry import RetryPolicy
@@ -53,12 +54,12 @@ class WatchEvent(Generic[R]):
 
 
 def _key(obj: KubeResource) -> Key:
-    meta: Any = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     return (meta.namespace or "", meta.name or "") if meta is not None else ("", "")
 
 
 def _version(obj: KubeResource) -> str:
-    meta: Any = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     return str(meta.resource_version or "") if meta is not None else ""
 
 
