@@ -195,5 +195,5 @@ class Transport:
 
 def describe(exc: BaseException) -> str:
     """A short reason for a transport failure, without the urllib3 pool's internals."""
-    reason: Any = getattr(exc, "reason", None) or exc
+    reason: object = getattr(exc, "reason", None) or exc
     return f"cannot reach the API server: {reason}"
