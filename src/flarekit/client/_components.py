@@ -54,10 +54,6 @@ def _validator(api_version: str, kind: str) -> Callable[[Mapping[str, JsonValue]
     return resource_model(api_version, kind).model_validate
 
 
-def _where(loc: tuple[int | str, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
-
-
 def _check_template(
     report: ValidationReport, field: str, template: object, namespace: str | None
 ) -> None:
@@ -89,13 +85,7 @@ def _check_template(
     try:
         _validator(api_version, kind)(template)
     except ValidationError as exc:
-        for error in exc.errors():
-            report.add(
-                f"{field}{_where(tuple(error['loc']))}",
-                error.get("input"),
-                error["msg"],
-                f"a valid {kind}",
-            )
+        report.add_model_errors(field, exc, f"a valid {kind}")
 
 
 def _templates(data: Mapping[str, JsonValue]) -> list[tuple[str, object]]:

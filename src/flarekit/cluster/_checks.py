@@ -302,14 +302,9 @@ def _check_models(report: ValidationReport, field: str, items: object, kind: str
         try:
             model.model_validate(item)
         except ValidationError as exc:
-            for error in exc.errors():
-                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-                report.add(
-                    f"{field}[{i}]{where}",
-                    error.get("input"),
-                    error["msg"],
-                    f"a valid {kind} (Kubernetes JSON field names)",
-                )
+            report.add_model_errors(
+                f"{field}[{i}]", exc, f"a valid {kind} (Kubernetes JSON field names)"
+            )
     if kind == "Toleration" and len(report) == before:  # values the model does not restrict
         check_tolerations(report, field, items)
     return names

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from flarekit._json import JsonValue
 from flarekit._quantity import QuantityError, format_quantity, is_bare_number, parse_quantity
-from flarekit._validation import ConfigError, Problem
+from flarekit._validation import ValidationReport
 from flarekit.cluster._config import (
     PRIORITY_LABEL,
     QUEUE_LABEL,
@@ -208,18 +208,9 @@ def _raycluster(
     except ValidationError as exc:
         # What the API server would refuse too (a duplicate list key, a wrong type): named
         # by its path in the RayCluster.
-        raise ConfigError(
-            [
-                Problem(
-                    ".".join(str(part) for part in error["loc"]),
-                    error.get("input"),
-                    error["msg"],
-                    "a valid RayCluster (Kubernetes JSON)",
-                )
-                for error in exc.errors()
-            ],
-            "RayCluster",
-        ) from None
+        report = ValidationReport("RayCluster")
+        report.add_model_errors("", exc, "a valid RayCluster (Kubernetes JSON)")
+        raise report.error() from None
     return model, kueue, wrapped
 
 

@@ -111,16 +111,11 @@ class ClusterQueueSpec(KueueObjectSpec):
             try:
                 LabelSelector.model_validate(selector)
             except ValidationError as exc:
-                for error in exc.errors():
-                    where = "".join(
-                        f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]
-                    )
-                    report.add(
-                        f"namespace_selector{where}",
-                        error.get("input"),
-                        error["msg"],
-                        "a Kubernetes label selector (matchLabels, matchExpressions)",
-                    )
+                report.add_model_errors(
+                    "namespace_selector",
+                    exc,
+                    "a Kubernetes label selector (matchLabels, matchExpressions)",
+                )
             check_labels(report, "namespace_selector.matchLabels", selector.get("matchLabels", {}))
         else:
             check_labels(report, "namespace_selector", selector)

@@ -54,14 +54,9 @@ def check_core_models(report: ValidationReport, field: str, items: object, kind:
         try:
             model.model_validate(item)
         except ValidationError as exc:
-            for error in exc.errors():
-                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-                report.add(
-                    f"{field}[{i}]{where}",
-                    error.get("input"),
-                    error["msg"],
-                    f"a valid {kind} (Kubernetes JSON field names)",
-                )
+            report.add_model_errors(
+                f"{field}[{i}]", exc, f"a valid {kind} (Kubernetes JSON field names)"
+            )
 
 
 def dump_core_models(
