@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import is_bare_number
@@ -157,7 +157,7 @@ def _check_resources(
     prefixes the names in problems (``head_``, ``worker_``, ``worker_groups[2].``).
     """
 
-    def get(name: str) -> Any:
+    def get(name: str) -> object:  # checked here: a configuration may have been changed
         return getattr(group, attr + name)
 
     cpu_req = check_quantity(report, shown + "cpu_requests", get("cpu_requests"), allow_none=True)

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit.cluster._config import (
     PRIORITY_LABEL,
     QUEUE_LABEL,
@@ -70,7 +71,7 @@ def encode_ray_resources(resources: Mapping[str, int]) -> str:
     return '"' + json.dumps(dict(resources), sort_keys=True).replace('"', '\\"') + '"'
 
 
-def decode_ray_resources(text: str) -> dict[str, Any]:
+def decode_ray_resources(text: str) -> JsonObject:
     """The inverse of :func:`encode_ray_resources`; also reads plain or single-quoted JSON.
 
     Returns ``{}`` for text that is not a JSON object.
@@ -155,7 +156,7 @@ def _pod_template(
     container_name: str,
     image: str,
     resources: ResourceRequirements | None,
-    tolerations: list[Toleration | dict[str, Any]],
+    tolerations: list[Toleration | Mapping[str, JsonValue]],
     node_selector: dict[str, str],
     group: WorkerGroup | None = None,
 ) -> PodTemplateSpec:
@@ -345,7 +346,7 @@ def render(config: ClusterConfiguration, *, validated: bool = False) -> RayClust
     return render_raycluster(config, validated=validated)
 
 
-def to_dict(obj: ClusterConfiguration | KubeModel) -> dict[str, Any]:
+def to_dict(obj: ClusterConfiguration | KubeModel) -> JsonObject:
     """Kubernetes JSON of a rendered object (a configuration is rendered first)."""
     model = render(obj) if isinstance(obj, ClusterConfiguration) else obj
     return model.to_dict()
