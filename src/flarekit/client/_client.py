@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._objects import metadata_of
 from flarekit.client._codec import (
     ResourceList,
@@ -52,7 +53,7 @@ FieldValidation = Literal["Strict", "Warn", "Ignore"]
 PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
 PatchType = Literal["merge", "json", "apply"]
 Params = list[tuple[str, str]]  # module level: `Client.list` shadows `list` in the class
-PatchBody = KubeResource | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+PatchBody = KubeResource | Mapping[str, JsonValue] | Sequence[Mapping[str, JsonValue]]
 
 _PATCH_CONTENT = {
     "merge": "application/merge-patch+json",
@@ -62,14 +63,14 @@ _PATCH_CONTENT = {
 _JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 
 
-def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
+def _choice(value: object, allowed: Sequence[str], what: str) -> str:
     if value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"{what} must be one of {options}; got {value!r}")
     return str(value)
 
 
-def _check_json_patch(patch: Any) -> None:
+def _check_json_patch(patch: object) -> None:
     if not isinstance(patch, Sequence) or isinstance(patch, (str, bytes)):
         raise TypeError("a JSON patch must be a list of operations like {'op': ..., 'path': ...}")
     for index, op in enumerate(patch):
@@ -717,7 +718,7 @@ class Client:
         """Delete the object `name`. `uid` and `resource_version` are preconditions (`Conflict`
         if the stored object differs). Returns the object while finalizers hold it back (it
         then has `deletionTimestamp`), or None when the server reports it gone."""
-        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        options: JsonObject = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation_policy is not None:
             options["propagationPolicy"] = _choice(
                 propagation_policy, ("Foreground", "Background", "Orphan"), "propagation_policy"
