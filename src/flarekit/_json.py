@@ -16,7 +16,7 @@ __all__ = ["JsonObject", "JsonValue"]
 
 #: Any JSON value: null, a boolean, a number, a string, an array or an object.
 JsonValue: TypeAlias = (
-    "str | int | float | bool | None | Sequence[JsonValue] | Mapping[str, JsonValue]"
+    "str | int | float | bool | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
 )
 #: A JSON object, as the facade builds and reads one.
 JsonObject: TypeAlias = "dict[str, JsonValue]"
