@@ -199,7 +199,9 @@ def test_rayjob_submit_status(fc: FakeCluster, client: Client) -> None:
         *KUBERAY_NEGOTIATION,
         f"POST {RAY}/rayjobs",
     ]
-    settle(lambda: job._read_status().state not in (JobState.PENDING, JobState.FAILED))
+    # Running or done: a job still suspended (Kueue has not admitted it yet) becomes pending
+    # next, and a pending job's status reads its pods and events too.
+    settle(lambda: job._read_status().state in (JobState.RUNNING, JobState.SUCCEEDED))
     assert sent(fc, job.status) == [f"GET {RAY}/rayjobs/rj"]
     assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
         f"GET {RAY}/rayjobs/rj"  # one poll
