@@ -145,7 +145,8 @@ def test_cluster_apply_status_wait_down(fc: FakeCluster, client: Client) -> None
         f"PATCH {RAY}/rayclusters/rc",
     ]
     assert sent(fc, cluster.status) == [f"GET {RAY}/rayclusters/rc"]
-    settle(lambda: fc.get("rayclusters", "rc", NS)["status"].get("state") == "ready")
+    # (No status yet until the simulated operator's first pass: not ready.)
+    settle(lambda: fc.get("rayclusters", "rc", NS).get("status", {}).get("state") == "ready")
     assert sent(fc, lambda: cluster.wait_ready(poll=0.01, progress=False)) == [
         f"GET {RAY}/rayclusters/rc",  # one poll: ready
         # Is the dashboard exposed (then it is waited for)? The head Service's name, then
