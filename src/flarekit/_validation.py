@@ -17,9 +17,12 @@ import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flarekit._quantity import QUANTITY_EXAMPLES, QuantityError, parse_quantity
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "DEFAULT_EXTENDED_RESOURCES",
@@ -141,6 +144,14 @@ class ValidationReport:
         """Raise :class:`ConfigError` listing every problem, if there are any."""
         if self.problems:
             raise self.error()
+
+    def add_model_errors(self, field: str, exc: ValidationError, expected: str) -> None:
+        """Record each error of a model's validation at `field` and its path in the model
+        (``field[0].name``; the path alone when `field` is empty)."""
+        for error in exc.errors():
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+            self.add((field + where) if field else where.lstrip("."), error.get("input"),
+                     error["msg"], expected)  # fmt: skip
 
 
 # --- names -------------------------------------------------------------------------------

@@ -145,7 +145,8 @@ def test_cluster_apply_status_wait_down(fc: FakeCluster, client: Client) -> None
         f"PATCH {RAY}/rayclusters/rc",
     ]
     assert sent(fc, cluster.status) == [f"GET {RAY}/rayclusters/rc"]
-    settle(lambda: fc.get("rayclusters", "rc", NS)["status"].get("state") == "ready")
+    # (No status yet until the simulated operator's first pass: not ready.)
+    settle(lambda: fc.get("rayclusters", "rc", NS).get("status", {}).get("state") == "ready")
     assert sent(fc, lambda: cluster.wait_ready(poll=0.01, progress=False)) == [
         f"GET {RAY}/rayclusters/rc",  # one poll: ready
         # Is the dashboard exposed (then it is waited for)? The head Service's name, then
@@ -199,7 +200,9 @@ def test_rayjob_submit_status(fc: FakeCluster, client: Client) -> None:
         *KUBERAY_NEGOTIATION,
         f"POST {RAY}/rayjobs",
     ]
-    settle(lambda: job._read_status().state not in (JobState.PENDING, JobState.FAILED))
+    # Running or done: a job still suspended (Kueue has not admitted it yet) becomes pending
+    # next, and a pending job's status reads its pods and events too.
+    settle(lambda: job._read_status().state in (JobState.RUNNING, JobState.SUCCEEDED))
     assert sent(fc, job.status) == [f"GET {RAY}/rayjobs/rj"]
     assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
         f"GET {RAY}/rayjobs/rj"  # one poll

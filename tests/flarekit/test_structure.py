@@ -137,13 +137,16 @@ def test_the_client_layer_imports_no_facade() -> None:
     # flarekit.client is the one road to the API server; it knows nothing of clusters, jobs
     # or queues (product names and labels are constants in flarekit._products; flarekit._lazy
     # loads its public names on first use; bad input is a flarekit._validation.ConfigError,
-    # whose quantity checks live in flarekit._quantity).
+    # whose quantity checks live in flarekit._quantity; the JSON value type is
+    # flarekit._json, the metadata reader shared with the facade flarekit._objects).
     allowed = (
         "flarekit.client",
         "flarekit._products",
         "flarekit._lazy",
         "flarekit._validation",
         "flarekit._quantity",
+        "flarekit._json",
+        "flarekit._objects",
     )
     outside = {
         (name, target)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
 from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
 from flarekit.cli._exit import UsageError
@@ -268,7 +269,7 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
-def _yaml(data: Mapping[str, Any]) -> str:
+def _yaml(data: Mapping[str, JsonValue]) -> str:
     import yaml
 
     return yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False)

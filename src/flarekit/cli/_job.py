@@ -195,7 +195,7 @@ def _resource(client: Client, job: RayJob | TrainJob) -> KubeResource:
 
 
 def _emit_job(
-    client: Client, job: RayJob | TrainJob, status: Any, args: argparse.Namespace
+    client: Client, job: RayJob | TrainJob, status: object, args: argparse.Namespace
 ) -> None:
     if args.output == "table":
         emit(status, "table", args.out)
@@ -334,8 +334,10 @@ def _kind_flag(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--kind", choices=KINDS, type=str.lower, help=help)
 
 
-def _named(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = sub.add_parser(name, help=help)
+def _named(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help)
     p.add_argument("name", help="the job's name")
     _kind_flag(p, "which kind (needed only when a RayJob and a TrainJob share the name)")
     return p

@@ -16,7 +16,9 @@ import datetime
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from flarekit._json import JsonValue
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeResource
@@ -45,7 +47,7 @@ DELETE_FORMATS: tuple[Format, ...] = ("table", "name")
 DATA_FORMATS: tuple[Format, ...] = ("table", "yaml", "json")
 
 
-def to_data(value: Any) -> Any:
+def to_data(value: object) -> JsonValue:
     """`value` as JSON types: dataclasses as dicts of their public fields, enums as their
     values, dates as ISO 8601, typed models through their ``to_dict()``."""
     if isinstance(value, enum.Enum):  # before str: StrEnum values are strings too
@@ -69,7 +71,7 @@ def to_data(value: Any) -> Any:
     return str(value)
 
 
-def dump(data: Any, fmt: Format) -> str:
+def dump(data: JsonValue, fmt: Format) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
     import yaml
@@ -77,7 +79,7 @@ def dump(data: Any, fmt: Format) -> str:
     return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
 
 
-def emit(value: Any, fmt: Format, out: TextIO, *, table: str | None = None) -> None:
+def emit(value: object, fmt: Format, out: TextIO, *, table: str | None = None) -> None:
     """Print `value` in `fmt` (table, yaml or json); `table` replaces ``str(value)``."""
     if fmt in ("json", "yaml"):
         out.write(dump(to_data(value), fmt))

@@ -13,7 +13,8 @@ import argparse
 import importlib
 import importlib.util
 import sys
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from flarekit._tables import text_table
 from flarekit.cli._common import add_common, connect
@@ -22,13 +23,41 @@ from flarekit.cli._output import DATA_FORMATS, emit, to_data
 if TYPE_CHECKING:
     from flarekit import Client
 
-__all__ = ["VersionAction", "client_text", "client_versions", "register", "served_groups"]
+__all__ = [
+    "ClientVersions",
+    "ServedGroup",
+    "VersionAction",
+    "client_text",
+    "client_versions",
+    "register",
+    "served_groups",
+]
 
 NEGOTIATE_MODULE = "flarekit.compat._negotiate"
 
 
-def client_versions() -> dict[str, Any]:
+@dataclass(frozen=True)
+class ClientVersions:
     """flarekit's version, and which generator and pinned upstream releases built its models."""
+
+    flarekit: str
+    models_generator: str
+    models_lock: str = ""
+    models_releases: dict[str, list[str]] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """The client part of ``flarekit version`` and ``flarekit --version``."""
+        lines = [f"flarekit          {self.flarekit}"]
+        lines.append(f"models generator  {self.models_generator}")
+        if self.models_lock:
+            lines.append(f"models lock       {self.models_lock}")
+        for family, tags in sorted(self.models_releases.items()):
+            lines.append(f"  {family:18} {', '.join(tags)}")
+        return lines
+
+
+def client_versions() -> ClientVersions:
+    """This client's versions (see `ClientVersions`)."""
     from importlib import metadata
 
     try:
@@ -41,24 +70,23 @@ def client_versions() -> dict[str, Any]:
         lock = str(getattr(models, "SOURCE_LOCK", ""))
         releases = {f: list(tags) for f, tags in getattr(models, "PINNED_RELEASES", {}).items()}
     except (ImportError, AttributeError):
-        generator, lock, releases = "flarekit_models is not installed", "", {}
-    return {
-        "flarekit": flarekit,
-        "models_generator": generator,
-        "models_lock": lock,
-        "models_releases": releases,
-    }
+        return ClientVersions(flarekit, "flarekit_models is not installed")
+    return ClientVersions(flarekit, generator, lock, releases)
 
 
-def client_text(versions: dict[str, Any]) -> list[str]:
+def client_text(versions: ClientVersions) -> list[str]:
     """The client part of ``flarekit version`` and ``flarekit --version``, as lines."""
-    lines = [f"flarekit          {versions['flarekit']}"]
-    lines.append(f"models generator  {versions['models_generator']}")
-    if versions["models_lock"]:
-        lines.append(f"models lock       {versions['models_lock']}")
-    for family, tags in sorted(versions["models_releases"].items()):
-        lines.append(f"  {family:18} {', '.join(tags)}")
-    return lines
+    return versions.lines()
+
+
+@dataclass(frozen=True)
+class ServedGroup:
+    """An API group, the software that brings it (for flarekit's groups), and the versions
+    the server serves of it, the preferred one first (none: not served)."""
+
+    group: str
+    product: str
+    versions: list[str]
 
 
 class VersionAction(argparse.Action):
@@ -79,61 +107,55 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def _get_json(client: Client, path: str) -> Any:
-    """GET `path` on the API server as JSON, with flarekit's errors (an empty object on 404)."""
-    from flarekit.client._served import get_json
-
-    return get_json(client, path) or {}
-
-
-def served_groups(client: Client, everything: bool = False) -> list[dict[str, Any]]:
+def served_groups(client: Client, everything: bool = False) -> list[ServedGroup]:
     """The API groups flarekit works with (all groups with `everything`) and the versions the
     server serves of each, the preferred one first; groups not served have no versions."""
     from flarekit._products import PRODUCTS as _PRODUCTS
+    from flarekit.client._discovery import APIGroupList, read_document
+    from flarekit.client._served import get_bytes
 
-    body = _get_json(client, "/apis")
-    served: dict[str, list[str]] = {}
-    for group in body.get("groups") or []:
-        versions = [str(v.get("version")) for v in group.get("versions") or []]
-        preferred = str((group.get("preferredVersion") or {}).get("version") or "")
-        if preferred in versions:
-            versions.remove(preferred)
-            versions.insert(0, preferred)
-        served[str(group.get("name"))] = versions
+    raw = get_bytes(client, "/apis")
+    listing = read_document(APIGroupList, "/apis", raw) if raw is not None else APIGroupList()
+    served = {group.name: group.served_versions() for group in listing.groups}
     names = sorted({*served, *_PRODUCTS}) if everything else sorted(_PRODUCTS)
-    return [
-        {"group": name, "product": _PRODUCTS.get(name, ""), "versions": served.get(name, [])}
-        for name in names
-    ]
+    return [ServedGroup(name, _PRODUCTS.get(name, ""), served.get(name, [])) for name in names]
 
 
-def _server(client: Client, everything: bool) -> tuple[dict[str, Any], str]:
-    """The server part of the answer, as data and as text."""
-    info: dict[str, Any] = {"url": client.server}
+def _kubernetes_version(client: Client) -> str:
+    """The server's Kubernetes release ("" when it does not say: some servers hide /version)."""
+    from flarekit.client._discovery import ServerVersion, read_document
+    from flarekit.client._served import get_bytes
+
     try:
-        info["kubernetes"] = str(_get_json(client, "/version").get("gitVersion") or "")
+        raw = get_bytes(client, "/version")
+        return read_document(ServerVersion, "/version", raw).git_version if raw else ""
     except Exception:  # some servers hide /version; the rest still helps
-        info["kubernetes"] = ""
-    lines = [f"server            {client.server} {info['kubernetes']}".rstrip()]
+        return ""
+
+
+def _server(client: Client, everything: bool) -> tuple[dict[str, object], str]:
+    """The server part of the answer, as data and as text."""
+    kubernetes = _kubernetes_version(client)
+    lines = [f"server            {client.server} {kubernetes}".rstrip(), ""]
     if importlib.util.find_spec(NEGOTIATE_MODULE) is not None:
-        negotiate = importlib.import_module(NEGOTIATE_MODULE).negotiate
-        releases = negotiate(client)
-        info["releases"] = to_data(releases)
-        lines += ["", str(releases.table())]
-        return info, "\n".join(lines)
-    groups = served_groups(client, everything)
-    info["api_groups"] = groups
-    rows = [(g["group"], g["product"], ", ".join(g["versions"]) or "not served") for g in groups]
-    lines += ["", text_table(rows, header=("API GROUP", "SOFTWARE", "SERVED VERSIONS"))]
-    return info, "\n".join(lines)
+        releases = importlib.import_module(NEGOTIATE_MODULE).negotiate(client)
+        lines.append(str(releases.table()))
+        found: dict[str, object] = {"releases": to_data(releases)}
+    else:
+        groups = served_groups(client, everything)
+        rows = [(g.group, g.product, ", ".join(g.versions) or "not served") for g in groups]
+        lines.append(text_table(rows, header=("API GROUP", "SOFTWARE", "SERVED VERSIONS")))
+        found = {"api_groups": [asdict(g) for g in groups]}
+    return {"url": client.server, "kubernetes": kubernetes, **found}, "\n".join(lines)
 
 
 def _version(args: argparse.Namespace) -> int:
     versions = client_versions()
-    data: dict[str, Any] = {"client": versions}
     text = client_text(versions)
+    data: dict[str, object] = {"client": asdict(versions)}
     if not args.client:
-        data["server"], server_text = _server(connect(args), args.all_groups)
+        server, server_text = _server(connect(args), args.all_groups)
+        data = {**data, "server": server}
         text.append(server_text)
     emit(data, args.output, args.out, table="\n".join(text))
     return 0

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
+from flarekit._json import JsonObject, JsonValue
+from flarekit._objects import metadata_of
 from flarekit.client._codec import (
     ResourceList,
     StatusBody,
@@ -51,7 +53,7 @@ FieldValidation = Literal["Strict", "Warn", "Ignore"]
 PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
 PatchType = Literal["merge", "json", "apply"]
 Params = list[tuple[str, str]]  # module level: `Client.list` shadows `list` in the class
-PatchBody = KubeResource | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+PatchBody = KubeResource | Mapping[str, JsonValue] | Sequence[Mapping[str, JsonValue]]
 
 _PATCH_CONTENT = {
     "merge": "application/merge-patch+json",
@@ -61,14 +63,14 @@ _PATCH_CONTENT = {
 _JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 
 
-def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
+def _choice(value: object, allowed: Sequence[str], what: str) -> str:
     if value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"{what} must be one of {options}; got {value!r}")
     return str(value)
 
 
-def _check_json_patch(patch: Any) -> None:
+def _check_json_patch(patch: object) -> None:
     if not isinstance(patch, Sequence) or isinstance(patch, (str, bytes)):
         raise TypeError("a JSON patch must be a list of operations like {'op': ..., 'path': ...}")
     for index, op in enumerate(patch):
@@ -171,14 +173,14 @@ class Client:
     def _object_target(self, obj: KubeResource, namespace: str | None) -> tuple[Target, str]:
         if not isinstance(obj, KubeResource):
             raise TypeError(f"expected a resource model instance, got {type(obj).__name__}")
-        meta: Any = getattr(obj, "metadata", None)
-        own = getattr(meta, "namespace", None) if meta is not None else None
+        meta = metadata_of(obj)
+        own = meta.namespace if meta is not None else None
         if own and namespace and own != namespace:
             raise ValueError(
                 f"metadata.namespace is {own!r} but namespace={namespace!r} was passed"
             )
         target = self._target(type(obj), namespace or own)
-        return target, str(getattr(meta, "name", None) or "") if meta is not None else ""
+        return target, str((meta.name if meta is not None else None) or "")
 
     @staticmethod
     def _write_query(
@@ -489,7 +491,7 @@ class Client:
                     return None
                 time.sleep(0.05)
                 continue
-            meta: Any = getattr(found, "metadata", None)
+            meta = metadata_of(found)
             annotations = (meta.annotations if meta is not None else None) or {}
             return found if annotations.get(CREATED_FROM) == fingerprint else None
 
@@ -530,11 +532,11 @@ class Client:
             raise ValueError(f"attempts must be at least 1, got {attempts}")
         for attempt in range(1, attempts + 1):
             current = self.get(kind, name, namespace=namespace)
-            read: Any = getattr(current, "metadata", None)
+            read = metadata_of(current)
             version = read.resource_version if read is not None else None
             changed = change(current)
             wanted = current if changed is None else changed
-            meta: Any = getattr(wanted, "metadata", None)
+            meta = metadata_of(wanted)
             if meta is not None and not meta.resource_version:
                 meta.resource_version = version  # replace only what was read
             try:
@@ -716,7 +718,7 @@ class Client:
         """Delete the object `name`. `uid` and `resource_version` are preconditions (`Conflict`
         if the stored object differs). Returns the object while finalizers hold it back (it
         then has `deletionTimestamp`), or None when the server reports it gone."""
-        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        options: JsonObject = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation_policy is not None:
             options["propagationPolicy"] = _choice(
                 propagation_policy, ("Foreground", "Background", "Orphan"), "propagation_policy"

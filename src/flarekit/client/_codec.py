@@ -15,10 +15,11 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit_models._base import KubeResource
 
 __all__ = [
@@ -111,19 +112,19 @@ def object_or_status(kind: type[R]) -> TypeAdapter[R | StatusBody]:
     return TypeAdapter(kind | StatusBody)  # type: ignore[arg-type]
 
 
-def dump_object(obj: KubeResource) -> dict[str, Any]:
+def dump_object(obj: KubeResource) -> JsonObject:
     """The JSON form of a model: JSON names, only the fields that were set."""
     return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
-def dump(body: KubeResource | Mapping[str, Any] | Sequence[Any]) -> bytes:
+def dump(body: KubeResource | Mapping[str, JsonValue] | Sequence[JsonValue]) -> bytes:
     """Serialise a request body (a model, or plain JSON data) to bytes."""
     if isinstance(body, KubeResource):
         return body.model_dump_json(by_alias=True, exclude_unset=True).encode()
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def dump_apply(body: KubeResource | Mapping[str, Any] | Sequence[Any]) -> bytes:
+def dump_apply(body: KubeResource | Mapping[str, JsonValue] | Sequence[JsonValue]) -> bytes:
     """A server-side apply body: JSON read by the server as YAML.
 
     Non-ASCII characters are escaped, because a YAML parser takes U+2028/U+2029/U+0085 in a

@@ -15,8 +15,8 @@ flarekit has no model to check them with, so they need the explicit opt-out
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import ConfigError, ValidationReport
 
 __all__ = ["ALLOWED_COMPONENTS", "check_appwrapper", "check_patch_components", "is_appwrapper"]
@@ -36,13 +36,13 @@ _ALLOWED_TEXT = ", ".join(f"{v} {k}" for v, k in ALLOWED_COMPONENTS)
 _UNCHECKED = {("apps/v1", "Deployment"), ("apps/v1", "StatefulSet")}
 
 
-def is_appwrapper(kind: type[Any]) -> bool:
+def is_appwrapper(kind: type[object]) -> bool:
     """Whether a model class is an AppWrapper (either version)."""
     info = kind.resource_info() if hasattr(kind, "resource_info") else None
     return info is not None and info.group == _GROUP and info.kind == "AppWrapper"
 
 
-def _validator(api_version: str, kind: str) -> Callable[[Mapping[str, Any]], object]:
+def _validator(api_version: str, kind: str) -> Callable[[Mapping[str, JsonValue]], object]:
     if (api_version, kind) == ("batch/v1", "Job"):  # no Job model: its parts are modelled
         from flarekit_models.batch.v1 import JobTemplateSpec
 
@@ -52,10 +52,6 @@ def _validator(api_version: str, kind: str) -> Callable[[Mapping[str, Any]], obj
     from flarekit_models._registry import resource_model
 
     return resource_model(api_version, kind).model_validate
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
 
 
 def _check_template(
@@ -89,16 +85,10 @@ def _check_template(
     try:
         _validator(api_version, kind)(template)
     except ValidationError as exc:
-        for error in exc.errors():
-            report.add(
-                f"{field}{_where(tuple(error['loc']))}",
-                error.get("input"),
-                error["msg"],
-                f"a valid {kind}",
-            )
+        report.add_model_errors(field, exc, f"a valid {kind}")
 
 
-def _templates(data: Mapping[str, Any]) -> list[tuple[str, object]]:
+def _templates(data: Mapping[str, JsonValue]) -> list[tuple[str, object]]:
     """(path, template) of every component: v1beta2's components or MCAD's GenericItems."""
     spec = data.get("spec")
     if not isinstance(spec, Mapping):
@@ -119,7 +109,7 @@ def _templates(data: Mapping[str, Any]) -> list[tuple[str, object]]:
     return out
 
 
-def check_appwrapper(data: Mapping[str, Any], namespace: str | None) -> None:
+def check_appwrapper(data: Mapping[str, JsonValue], namespace: str | None) -> None:
     """Raise `ConfigError` naming every component of AppWrapper `data` (JSON) that is not an
     allowed kind, not valid, or meant for another namespace than `namespace`."""
     meta = data.get("metadata")
@@ -147,7 +137,7 @@ def check_patch_components(patch: object, namespace: str | None) -> None:
         if op.get("op") == "remove":
             continue
         if parts == ["spec", "components"] and isinstance(value, list):
-            holder: dict[str, Any] = {"spec": {"components": value}}
+            holder: JsonObject = {"spec": {"components": value}}
         elif len(parts) == 3 and parts[1] == "components":
             holder = {"spec": {"components": [value]}}
         elif len(parts) == 4 and parts[1] == "components" and parts[3] == "template":

@@ -24,11 +24,14 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flarekit.client._errors import Operation
 from flarekit.client._pruning import Path, apiserver_path, render_path
 from flarekit.client._warnings import ServerWarning, _outside_flarekit
+
+if TYPE_CHECKING:
+    from flarekit_models._base import KubeResource
 
 __all__ = ["PrunedFields", "PrunedFieldsWarning", "is_unknown_field", "report_pruned"]
 
@@ -68,7 +71,7 @@ class PrunedFields(Exception):
     fields). Delete it (after a create) or write it again to undo it.
     """
 
-    def __init__(self, operation: Operation, paths: Sequence[str], obj: Any) -> None:
+    def __init__(self, operation: Operation, paths: Sequence[str], obj: KubeResource) -> None:
         self.operation = operation
         self.paths = list(paths)
         self.obj = obj
@@ -89,7 +92,7 @@ def report_pruned(
     operation: Operation,
     paths: Iterable[Path],
     server_warnings: Iterable[str],
-    obj: Any,
+    obj: KubeResource,
     *,
     strict: bool,
     field_validation: str | None,

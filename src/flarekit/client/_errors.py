@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from flarekit._json import JsonObject, JsonValue
 
 __all__ = [
     "AlreadyExists",
@@ -86,7 +87,7 @@ class ApiError(Exception):
         message: str,
         causes: tuple[Cause, ...] = (),
         retry_after: float | None = None,
-        status: Mapping[str, Any] | None = None,
+        status: Mapping[str, JsonValue] | None = None,
     ) -> None:
         self.operation = operation
         self.code = code
@@ -94,7 +95,7 @@ class ApiError(Exception):
         self.message = message
         self.causes = causes
         self.retry_after = retry_after
-        self.status: dict[str, Any] = dict(status or {})
+        self.status: JsonObject = dict(status or {})
         super().__init__(self._text())
 
     @property
@@ -182,13 +183,14 @@ def _error_class(code: int, reason: str) -> type[ApiError]:
     return ServerError if code >= 500 else ApiError
 
 
-def _causes(details: Any) -> tuple[Cause, ...]:
-    if not isinstance(details, dict) or not isinstance(details.get("causes"), list):
+def _causes(details: JsonValue) -> tuple[Cause, ...]:
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    if not isinstance(causes, list):
         return ()
     return tuple(
         Cause(str(c.get("field") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
-        for c in details["causes"]
-        if isinstance(c, dict)
+        for c in causes
+        if isinstance(c, Mapping)
     )
 
 
@@ -203,13 +205,16 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def error_from_status(
-    operation: Operation, code: int, status: Mapping[str, Any], retry_after: float | None = None
+    operation: Operation,
+    code: int,
+    status: Mapping[str, JsonValue],
+    retry_after: float | None = None,
 ) -> ApiError:
     """The exception for a `Status` object (from a response body or a watch ERROR event)."""
     reason = str(status.get("reason") or "") or _DEFAULT_REASONS.get(code, "Unknown")
     message = str(status.get("message") or "") or f"the server answered HTTP {code}"
     details = status.get("details")
-    if retry_after is None and isinstance(details, dict):
+    if retry_after is None and isinstance(details, Mapping):
         retry_after = parse_retry_after(str(details.get("retryAfterSeconds") or ""))
     cls = _error_class(code, reason)
     return cls(operation, code, reason, message, _causes(details), retry_after, status)
@@ -236,7 +241,7 @@ def error_from_response(
     operation: Operation, code: int, body: bytes, retry_after: str | None = None
 ) -> ApiError:
     """The exception for a non-2xx response; bodies that are not a `Status` keep their text."""
-    status: dict[str, Any] = {}
+    status: JsonObject = {}
     try:
         parsed = json.loads(body) if body else {}
     except ValueError:

@@ -10,10 +10,11 @@ the JSON the server sent (the model's extras, `obj.field("spec")`).
 from __future__ import annotations
 
 import threading
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import Field
 
+from flarekit._json import JsonValue
 from flarekit_models._base import KubeResource
 from flarekit_models._registry import ResourceInfo
 from flarekit_models.meta.v1 import ObjectMeta
@@ -34,7 +35,7 @@ class GenericResource(KubeResource):
     def resource_info(cls) -> ResourceInfo:
         return cls.info
 
-    def field(self, name: str) -> Any:
+    def field(self, name: str) -> JsonValue:
         """A top-level field by its JSON name (``"spec"``), as the server sent it."""
         return (self.model_extra or {}).get(name)
 
@@ -75,7 +76,7 @@ def generic_resource(
             storage_in=(),
             deprecated_in=(),
         )
-        namespace: dict[str, Any] = {
+        namespace: dict[str, object] = {
             "__module__": __name__,
             "__annotations__": {"api_version": str, "kind": str},
             "api_version": Field(api_version, alias="apiVersion"),

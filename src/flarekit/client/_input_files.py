@@ -31,7 +31,10 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -117,8 +120,11 @@ def decode(data: bytes, what: str) -> str:
         ) from None
 
 
-def load_text(text: str, what: str) -> Any:
-    """The one document in ``text``: JSON if it is JSON, else YAML (bounded, see the module)."""
+def load_text(text: str, what: str) -> object:
+    """The one document in ``text``: JSON if it is JSON, else YAML (bounded, see the module).
+
+    Any YAML value (a mapping, a list, a date, ...): callers check that it is what they read.
+    """
     stripped = text.lstrip(" \t\r\n\ufeff")
     if stripped[:1] in ("{", "["):
         found, value = _json(stripped, what)
@@ -127,8 +133,8 @@ def load_text(text: str, what: str) -> Any:
     return _yaml(text, what)
 
 
-def _json(text: str, what: str) -> tuple[bool, Any]:
-    def no_constants(name: str) -> Any:
+def _json(text: str, what: str) -> tuple[bool, object]:
+    def no_constants(name: str) -> NoReturn:
         raise ValueError(name)
 
     try:
@@ -147,7 +153,7 @@ def _json(text: str, what: str) -> tuple[bool, Any]:
         return False, None
 
 
-def _yaml(text: str, what: str) -> Any:
+def _yaml(text: str, what: str) -> object:
     import yaml
 
     if yaml.__with_libyaml__:
@@ -192,14 +198,13 @@ class _Unusual(Exception):
     """A YAML feature the event reader leaves to PyYAML's full loader."""
 
 
-def _from_events(text: str, what: str) -> Any:
+def _from_events(text: str, what: str) -> object:
     """The one document in ``text``, built from libyaml's events (see the module doc)."""
     import yaml
-    from yaml import events
 
     loader = yaml.CSafeLoader(text)
     try:
-        return _build(loader, events, yaml.ScalarNode)
+        return _build(loader)
     except (_Unusual, InputError):
         raise
     except yaml.MarkedYAMLError as exc:
@@ -212,7 +217,7 @@ def _from_events(text: str, what: str) -> Any:
         loader.dispose()
 
 
-def _unmarked(exc: Any, text: str, what: str) -> InputError:
+def _unmarked(exc: yaml.YAMLError, text: str, what: str) -> InputError:
     """A reader error (a character YAML does not allow, such as a control character) as one
     line naming the character and its line; another unmarked error by its first line."""
     import yaml
@@ -231,7 +236,7 @@ def _unmarked(exc: Any, text: str, what: str) -> InputError:
     return InputError(f"{what} is not valid YAML or JSON: {_first_line(exc)}")
 
 
-def _marked(exc: Any, what: str) -> InputError:
+def _marked(exc: yaml.MarkedYAMLError, what: str) -> InputError:
     """A parser error as one line; libyaml's nesting limit is a bound, not a syntax error."""
     if "maximum nesting depth" in str(exc.problem or ""):
         return InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels")
@@ -243,61 +248,67 @@ _PLAIN_TAGS = (None, "!")
 _NO_KEY = object()
 
 
-def _build(loader: Any, events: Any, scalar_node: Any) -> Any:
+def _build(loader: yaml.CSafeLoader) -> object:
+    from yaml import ScalarNode, events
+
     resolvers = loader.yaml_implicit_resolvers
     get = loader.get_event
     get()  # stream start
     event = get()
     if isinstance(event, events.StreamEndEvent):
         return None
-    # Open containers: [the dict or list, the key waiting for its value (mappings)].
-    stack: list[list[Any]] = []
-    result: Any = None
+    # Open containers, and for mappings the key waiting for its value.
+    containers: list[dict[object, object] | list[object]] = []
+    keys: list[object] = []
+    result: object = None
     while True:
         event = get()
-        kind = type(event)
-        value: Any
-        if kind is events.ScalarEvent:
+        value: object
+        if isinstance(event, events.ScalarEvent):
             if event.anchor is not None or event.tag not in _PLAIN_TAGS:
                 raise _Unusual
-            value = event.value
-            if event.implicit[0] and (not value or value[0] in resolvers):
-                tag = loader.resolve(scalar_node, value, event.implicit)
+            value = text = event.value
+            if event.implicit[0] and (not text or text[0] in resolvers):
+                # (PyYAML's stubs leave `resolve` untyped and type libyaml's marks apart.)
+                tag: str = loader.resolve(ScalarNode, text, event.implicit)  # type: ignore[no-untyped-call]
                 if tag != _STR:
                     if tag == "tag:yaml.org,2002:merge":
                         raise _Unusual
-                    node = scalar_node(tag, value, event.start_mark, event.end_mark, event.style)
+                    start, end = event.start_mark, event.end_mark
+                    node = ScalarNode(tag, text, start, end, event.style)  # type: ignore[arg-type]
                     value = loader.construct_object(node, deep=True)
-        elif kind is events.MappingStartEvent or kind is events.SequenceStartEvent:
+        elif isinstance(event, (events.MappingStartEvent, events.SequenceStartEvent)):
             if event.anchor is not None or event.tag not in _PLAIN_TAGS:
                 raise _Unusual
-            stack.append([{} if kind is events.MappingStartEvent else [], _NO_KEY])
+            containers.append({} if isinstance(event, events.MappingStartEvent) else [])
+            keys.append(_NO_KEY)
             continue
-        elif kind is events.MappingEndEvent or kind is events.SequenceEndEvent:
-            value = stack.pop()[0]
-        elif kind is events.DocumentEndEvent:
+        elif isinstance(event, (events.MappingEndEvent, events.SequenceEndEvent)):
+            value = containers.pop()
+            keys.pop()
+        elif isinstance(event, events.DocumentEndEvent):
             break
         else:  # an alias
             raise _Unusual
-        if not stack:
+        if not containers:
             result = value
             continue
-        top = stack[-1]
-        if type(top[0]) is list:
-            top[0].append(value)
-        elif top[1] is _NO_KEY:
-            if isinstance(value, dict | list):
+        top = containers[-1]
+        if isinstance(top, list):
+            top.append(value)
+        elif keys[-1] is _NO_KEY:
+            if isinstance(value, (dict, list)):
                 raise _Unusual  # a mapping or list as a key: the full loader says why not
-            top[1] = value
+            keys[-1] = value
         else:
-            top[0][top[1]] = value
-            top[1] = _NO_KEY
+            top[keys[-1]] = value
+            keys[-1] = _NO_KEY
     if not isinstance(get(), events.StreamEndEvent):
         raise _Unusual  # a second document: the full loader refuses it in its words
     return result
 
 
-def _yaml_problem(exc: Any) -> str:
+def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     problem = str(exc.problem or exc.context or "invalid")
     mark = exc.problem_mark or exc.context_mark
     if mark is not None:
@@ -311,12 +322,12 @@ def _first_line(value: object) -> str:
     return line if len(line) <= 200 else line[:197] + "..."
 
 
-def _check_aliases(root: Any, what: str) -> None:
+def _check_aliases(root: yaml.Node, what: str) -> None:
     """Refuse an alias that contains itself, and aliases that together add more than
     MAX_ALIAS_NODES values: sizes are counted once per node, so a bomb costs nothing."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, closing = stack.pop()
         key = id(node)
@@ -344,7 +355,7 @@ def _check_aliases(root: Any, what: str) -> None:
         )
 
 
-def _children(node: Any) -> list[Any]:
+def _children(node: yaml.Node) -> list[yaml.Node]:
     value = node.value
     if not isinstance(value, list):
         return []
@@ -381,7 +392,7 @@ def _pure_loader() -> type:
 
         _depth = 0
 
-        def compose_node(self, parent: Any, index: Any) -> Any:
+        def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
             self._depth += 1
             try:
                 if self._depth > MAX_DEPTH:

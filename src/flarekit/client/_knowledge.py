@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 __all__ = ["Knowledge"]
 
@@ -21,7 +21,7 @@ class Knowledge:
     """Facts about a cluster by topic ("served", "negotiated", ...) and key; thread-safe."""
 
     def __init__(self) -> None:
-        self._facts: dict[tuple[str, Hashable], Any] = {}
+        self._facts: dict[tuple[str, Hashable], object] = {}
         self._lock = threading.Lock()
 
     def get(self, topic: str, key: Hashable, expected: type[T]) -> T | None:

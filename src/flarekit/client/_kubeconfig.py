@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from flarekit.client._errors import KubeconfigError
 
@@ -87,7 +86,7 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _problems(document: Mapping[str, Any]) -> list[str]:
+def _problems(document: Mapping[object, object]) -> list[str]:
     problems: list[str] = []
     current = document.get("current-context")
     if current is not None and not isinstance(current, str):
@@ -112,7 +111,7 @@ def _problems(document: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _section(body: Any, kind: str, where: str) -> list[str]:
+def _section(body: object, kind: str, where: str) -> list[str]:
     if not isinstance(body, Mapping):
         return [f"{where} must be {_MAPPING}, not {_kind(body)}"]
     problems = []
@@ -127,7 +126,7 @@ def _section(body: Any, kind: str, where: str) -> list[str]:
     return problems
 
 
-def _fits(value: Any, expected: str) -> bool:
+def _fits(value: object, expected: str) -> bool:
     if expected == _TEXT:
         return isinstance(value, str)
     if expected == _FLAG:
@@ -148,7 +147,7 @@ def _fits(value: Any, expected: str) -> bool:
     )
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """What a value is, without showing it (it may be a secret)."""
     if value is None:
         return "null"

@@ -21,8 +21,9 @@ import math
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
+from flarekit._json import JsonValue
 from flarekit.client._errors import ApiError, NotFound, Operation, unavailable
 from flarekit.client._transport import Response, describe
 
@@ -117,7 +118,7 @@ class PodInfo:
         )
 
     @classmethod
-    def from_dict(cls, pod: Mapping[str, Any]) -> PodInfo:
+    def from_dict(cls, pod: Mapping[str, JsonValue]) -> PodInfo:
         """Read a pod object given as JSON."""
         return cls.from_pod(_pod_model().model_validate(pod))
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
+
+from flarekit._json import JsonValue
 
 __all__ = [
     "LIST_KEYS",
@@ -122,7 +124,7 @@ def apiserver_path(path: Sequence[Segment]) -> str:
     return out
 
 
-def pruned_fields(sent: Any, returned: Any, scope: Scope = Scope()) -> list[Path]:
+def pruned_fields(sent: JsonValue, returned: JsonValue, scope: Scope = Scope()) -> list[Path]:
     """The paths of fields in ``sent`` (a request body: a full object or a merge patch) that
     ``returned`` (the response) lacks, outermost first: once a field is missing, what was
     inside it is not listed again."""
@@ -143,10 +145,10 @@ def pruned_fields(sent: Any, returned: Any, scope: Scope = Scope()) -> list[Path
     return out
 
 
-def _metadata(sent: Any, returned: Any, scope: Scope, out: list[Path]) -> None:
+def _metadata(sent: JsonValue, returned: JsonValue, scope: Scope, out: list[Path]) -> None:
     if not isinstance(sent, Mapping):
         return
-    stored = returned if isinstance(returned, Mapping) else {}
+    stored: Mapping[str, JsonValue] = returned if isinstance(returned, Mapping) else {}
     for key, value in sent.items():
         if key in SERVER_MANAGED_METADATA:
             continue
@@ -160,7 +162,7 @@ def _metadata(sent: Any, returned: Any, scope: Scope, out: list[Path]) -> None:
             _compare(value, stored[key], path, scope, out)
 
 
-def _unset(value: Any, scope: Scope) -> bool:
+def _unset(value: JsonValue, scope: Scope) -> bool:
     """A value whose absence from the stored object loses nothing."""
     if value is None:
         return True
@@ -169,7 +171,9 @@ def _unset(value: Any, scope: Scope) -> bool:
     return False
 
 
-def _compare(sent: Any, returned: Any, path: Path, scope: Scope, out: list[Path]) -> None:
+def _compare(
+    sent: JsonValue, returned: JsonValue, path: Path, scope: Scope, out: list[Path]
+) -> None:
     if isinstance(sent, Mapping):
         if not isinstance(returned, Mapping):
             return  # a different type is a rewrite, not a loss of fields
@@ -183,25 +187,29 @@ def _compare(sent: Any, returned: Any, path: Path, scope: Scope, out: list[Path]
     elif isinstance(sent, list) and isinstance(returned, list):
         name = next((p for p in reversed(path) if isinstance(p, str)), "")
         for index, item, stored in _pair_items(sent, returned, scope.list_keys.get(name)):
-            if stored is _MISSING:
+            if isinstance(stored, _Missing):
                 if not _unset(item, scope):
                     out.append((*path, index))
             else:
                 _compare(item, stored, (*path, index), scope, out)
 
 
-_MISSING: Any = object()
+class _Missing:
+    """No stored item matches a sent one."""
+
+
+_MISSING: Final = _Missing()
 
 
 def _pair_items(
-    sent: list[Any], returned: list[Any], keys: tuple[str, ...] | None
-) -> Iterable[tuple[int, Any, Any]]:
+    sent: list[JsonValue], returned: list[JsonValue], keys: tuple[str, ...] | None
+) -> Iterable[tuple[int, JsonValue, JsonValue | _Missing]]:
     """(index in sent, sent item, matching stored item or _MISSING)."""
     if keys:
         sent_keys = _keys_of(sent, keys)
         stored_keys = _keys_of(returned, keys)
         if sent_keys is not None and stored_keys is not None:
-            by_key = dict(zip(stored_keys, returned, strict=True))
+            by_key: dict[str, JsonValue | _Missing] = dict(zip(stored_keys, returned, strict=True))
             for index, (key, item) in enumerate(zip(sent_keys, sent, strict=True)):
                 yield index, item, by_key.get(key, _MISSING)
             return
@@ -209,7 +217,7 @@ def _pair_items(
         yield index, item, returned[index] if index < len(returned) else _MISSING
 
 
-def _keys_of(items: list[Any], keys: tuple[str, ...]) -> list[str] | None:
+def _keys_of(items: list[JsonValue], keys: tuple[str, ...]) -> list[str] | None:
     """Each item's list-map key, or None unless every item has one and they are unique."""
     out: list[str] = []
     for item in items:
@@ -220,7 +228,7 @@ def _keys_of(items: list[Any], keys: tuple[str, ...]) -> list[str] | None:
 
 
 def pruned_by_json_patch(
-    operations: Sequence[Mapping[str, Any]], returned: Any, scope: Scope = Scope()
+    operations: Sequence[Mapping[str, JsonValue]], returned: JsonValue, scope: Scope = Scope()
 ) -> list[Path]:
     """The fields a JSON patch (RFC 6902) added or replaced that ``returned`` lacks."""
     out: list[Path] = []
@@ -249,7 +257,7 @@ def _pointer(text: str) -> Path:
     return tuple(int(p) if p.isdigit() else p for p in parts)
 
 
-def _at(doc: Any, path: Path) -> tuple[Any, bool]:
+def _at(doc: JsonValue, path: Path) -> tuple[JsonValue, bool]:
     node = doc
     for part in path:
         if isinstance(node, Mapping) and str(part) in node:

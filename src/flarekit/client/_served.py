@@ -81,17 +81,14 @@ def get_json(client: Client, path: str) -> Any:
 
 
 def _discover(client: Client, group: str) -> tuple[str, ...]:
-    """GET /apis/<group> through the client's ApiClient: versions, preferred first."""
-    body = get_json(client, f"/apis/{group}")
-    if body is None:
+    """GET /apis/<group> through the client: versions, preferred first."""
+    from flarekit.client._discovery import APIGroup, read_document
+
+    path = f"/apis/{group}"
+    raw = get_bytes(client, path)
+    if raw is None:
         return ()
-    entries = body.get("versions") if isinstance(body, dict) else None
-    versions = [str(e.get("version")) for e in entries or [] if isinstance(e, dict)]
-    preferred = (body.get("preferredVersion") or {}).get("version")
-    if preferred in versions:
-        versions.remove(preferred)
-        versions.insert(0, preferred)
-    return tuple(v for v in versions if v and v != "None")
+    return tuple(read_document(APIGroup, path, raw).served_versions())
 
 
 def served_versions(client: Client, group: str) -> list[str]:

@@ -14,12 +14,15 @@ import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flarekit.client import _warnings
 from flarekit.client._config import Credentials
 from flarekit.client._errors import Operation, error_from_response, unavailable
 from flarekit.client._retry import RETRY_STATUSES, RetryPolicy
+
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
 
 __all__ = ["JSON_TYPE", "NO_READ_TIMEOUT", "Query", "Response", "Transport", "describe"]
 
@@ -45,7 +48,7 @@ class Response:
 
     status: int
     data: bytes
-    raw: Any = None
+    raw: BaseHTTPResponse
     warnings: tuple[str, ...] = ()  # the texts of the server's `Warning` headers
 
 
@@ -195,5 +198,5 @@ class Transport:
 
 def describe(exc: BaseException) -> str:
     """A short reason for a transport failure, without the urllib3 pool's internals."""
-    reason: Any = getattr(exc, "reason", None) or exc
+    reason: object = getattr(exc, "reason", None) or exc
     return f"cannot reach the API server: {reason}"

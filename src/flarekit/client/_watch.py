@@ -18,13 +18,17 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
+from flarekit._objects import metadata_of
 from flarekit.client._codec import StatusBody, WatchLine
 from flarekit.client._errors import Gone, Operation, error_from_status, unavailable
 from flarekit.client._retry import RetryPolicy
 from flarekit.client._transport import Response
 from flarekit_models._base import KubeResource
+
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
 
 __all__ = ["Watch", "WatchEvent"]
 
@@ -53,16 +57,16 @@ class WatchEvent(Generic[R]):
 
 
 def _key(obj: KubeResource) -> Key:
-    meta: Any = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     return (meta.namespace or "", meta.name or "") if meta is not None else ("", "")
 
 
 def _version(obj: KubeResource) -> str:
-    meta: Any = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     return str(meta.resource_version or "") if meta is not None else ""
 
 
-def _lines(raw: Any) -> Iterator[bytes]:
+def _lines(raw: BaseHTTPResponse) -> Iterator[bytes]:
     """Complete newline-terminated lines of a streamed body (a partial last line is dropped)."""
     buffer = b""
     for chunk in raw.stream(65536, decode_content=True):
@@ -95,7 +99,7 @@ class Watch(Generic[R]):
         self._retry = retry
         self._known: dict[Key, R] = {}
         self._stopped = False
-        self._current: Any = None
+        self._current: BaseHTTPResponse | None = None
         self._events = self._run()
         self.reconnects = 0
         self.relists = 0

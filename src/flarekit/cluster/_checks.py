@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import is_bare_number
@@ -157,7 +157,7 @@ def _check_resources(
     prefixes the names in problems (``head_``, ``worker_``, ``worker_groups[2].``).
     """
 
-    def get(name: str) -> Any:
+    def get(name: str) -> object:  # checked here: a configuration may have been changed
         return getattr(group, attr + name)
 
     cpu_req = check_quantity(report, shown + "cpu_requests", get("cpu_requests"), allow_none=True)
@@ -302,14 +302,9 @@ def _check_models(report: ValidationReport, field: str, items: object, kind: str
         try:
             model.model_validate(item)
         except ValidationError as exc:
-            for error in exc.errors():
-                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-                report.add(
-                    f"{field}[{i}]{where}",
-                    error.get("input"),
-                    error["msg"],
-                    f"a valid {kind} (Kubernetes JSON field names)",
-                )
+            report.add_model_errors(
+                f"{field}[{i}]", exc, f"a valid {kind} (Kubernetes JSON field names)"
+            )
     if kind == "Toleration" and len(report) == before:  # values the model does not restrict
         check_tolerations(report, field, items)
     return names

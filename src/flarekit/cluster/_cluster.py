@@ -18,8 +18,10 @@ Kueue labels, head Services and Routes. The order of work is the point:
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from flarekit._json import JsonObject
+from flarekit._objects import labels_of, metadata_of, name_of
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
 from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
@@ -64,11 +66,8 @@ class LabelsDropped(RuntimeError):
     """The server stored the cluster without its Kueue labels, so it would not be queued."""
 
 
-def _as_dict(obj: Any) -> dict[str, Any] | None:
-    if obj is None:
-        return None
-    data: dict[str, Any] = obj.to_dict()
-    return data
+def _as_dict(obj: KubeResource | None) -> JsonObject | None:
+    return obj.to_dict() if obj is not None else None
 
 
 def _endpoint(raycluster: RayCluster | None, name: str, default: int) -> int:
@@ -128,7 +127,7 @@ class Cluster:
 
     # -- offline --------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """What :meth:`apply` sends (before the queue is resolved), as Kubernetes JSON."""
         from flarekit.cluster._render import to_dict
 
@@ -277,7 +276,7 @@ class Cluster:
             groups=group_rows(described),
         )
 
-    def _admission(self, top: Any, status: ClusterStatus) -> str | None:
+    def _admission(self, top: KubeResource | None, status: ClusterStatus) -> str | None:
         """Kueue's word on the cluster's Workload, when it is queued."""
         if top is None or not status.queue:
             return None
@@ -361,7 +360,7 @@ class Cluster:
 
     up = apply
 
-    def _check_not_taken(self, config: ClusterConfiguration) -> Any | None:
+    def _check_not_taken(self, config: ClusterConfiguration) -> RayCluster | None:
         """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one;
         returns the RayCluster of that name as stored (None if there is none)."""
         from flarekit_models.ray.v1 import RayCluster
@@ -389,8 +388,10 @@ class Cluster:
             return stored
         raise ConfigError([problem])
 
-    def _check_labels(self, stored: Any, config: ClusterConfiguration, existed: bool) -> None:
-        labels = dict(getattr(stored.metadata, "labels", None) or {})
+    def _check_labels(
+        self, stored: KubeResource, config: ClusterConfiguration, existed: bool
+    ) -> None:
+        labels = labels_of(stored)
         wanted = {QUEUE_LABEL: config.local_queue, PRIORITY_LABEL: config.priority_class}
         missing = {k: v for k, v in wanted.items() if v and labels.get(k) != v}
         if not missing:
@@ -399,7 +400,7 @@ class Cluster:
         kind = type(stored).__name__
         fate = "it existed before, so it was left in place" if existed else "it was deleted again"
         raise LabelsDropped(
-            f"the server stored {kind} {config.namespace}/{stored.metadata.name} without the "
+            f"the server stored {kind} {config.namespace}/{name_of(stored)} without the "
             f"label(s) {what} (an admission webhook may remove them), so it would run outside "
             f"the queue; {fate}"
         )
@@ -583,7 +584,7 @@ def _never_resolves(uri: str) -> bool:
     return host == "invalid" or host.endswith(".invalid")
 
 
-def _kind_of(wrapper: dict[str, Any] | None) -> str:
+def _kind_of(wrapper: JsonObject | None) -> str:
     if wrapper is None:
         return "RayCluster"
     from flarekit.cluster._wrapper import is_mcad
@@ -596,8 +597,9 @@ def _status_line(status: ClusterStatus) -> str:
     return f"{text} ({status.reason})" if status.reason else text
 
 
-def _deletion_state(obj: Any) -> str:
+def _deletion_state(obj: KubeResource | None) -> str:
+    meta = metadata_of(obj) if obj is not None else None
     if obj is None:
         return "deleted"
-    finalizers = list(getattr(obj.metadata, "finalizers", None) or [])
+    finalizers = list((meta.finalizers if meta is not None else None) or [])
     return f"being deleted, finalizers: {', '.join(finalizers)}" if finalizers else "being deleted"

@@ -24,10 +24,12 @@ one read back from the RayCluster it renders:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
+from flarekit._json import JsonValue
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
@@ -36,6 +38,7 @@ from flarekit.cluster._names import suggest_names
 from flarekit.cluster._worker_group import QuantityValue, WorkerGroup
 
 if TYPE_CHECKING:
+    from flarekit_models._base import KubeModel
     from flarekit_models.core.v1 import Toleration, Volume, VolumeMount
 
 __all__ = [
@@ -109,7 +112,7 @@ class ClusterConfiguration:
     head_memory_requests: QuantityValue | None = 8
     head_memory_limits: QuantityValue | None = 8
     head_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
-    head_tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
+    head_tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
     head_node_selector: dict[str, str] = field(default_factory=dict)
 
     num_workers: int = 1
@@ -120,7 +123,7 @@ class ClusterConfiguration:
     worker_memory_requests: QuantityValue | None = 2
     worker_memory_limits: QuantityValue | None = 2
     worker_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
-    worker_tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
+    worker_tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
     worker_node_selector: dict[str, str] = field(default_factory=dict)
     worker_group_name: str = "workers"
     worker_groups: list[WorkerGroup] = field(default_factory=list)
@@ -130,8 +133,8 @@ class ClusterConfiguration:
     autoscaler_idle_timeout_seconds: int | None = None
 
     envs: dict[str, str] = field(default_factory=dict)
-    volumes: list[Volume | dict[str, Any]] = field(default_factory=list)
-    volume_mounts: list[VolumeMount | dict[str, Any]] = field(default_factory=list)
+    volumes: list[Volume | Mapping[str, JsonValue]] = field(default_factory=list)
+    volume_mounts: list[VolumeMount | Mapping[str, JsonValue]] = field(default_factory=list)
     image_pull_secrets: list[str] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
@@ -210,12 +213,18 @@ def _memory(value: QuantityValue | None) -> QuantityValue | None:
     return f"{str(value).lstrip('+')}G"
 
 
-def _models(kind: str, items: list[Any]) -> list[Any]:
+_M = TypeVar("_M", bound="KubeModel")
+
+
+def _models(
+    kind: str, items: Sequence[_M | Mapping[str, JsonValue]]
+) -> list[_M | Mapping[str, JsonValue]]:
+    """`items` as models of `kind` (a `flarekit_models.core.v1` class name)."""
     if not items:
         return []  # without importing the models
     import flarekit_models.core.v1 as core
 
-    model = getattr(core, kind)
+    model: type[_M] = getattr(core, kind)
     return [item if isinstance(item, model) else model.model_validate(item) for item in items]
 
 

@@ -11,14 +11,15 @@ All go through the `Client`; a kind the cluster does not serve is simply skipped
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flarekit._objects import name_of
 from flarekit.client._errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
+    from flarekit.client._generic import GenericResource
     from flarekit_models._base import KubeResource
     from flarekit_models.networking.v1 import Ingress, IngressBackend
 
@@ -76,15 +77,7 @@ class DashboardNotExposed(LookupError):
         )
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _port_matches(port: Any, number: int, names: tuple[str, ...]) -> bool:
+def _port_matches(port: int | str | None, number: int, names: tuple[str, ...]) -> bool:
     """A port reference (number or name) that means the dashboard port; None means any."""
     if port is None:
         return True
@@ -94,27 +87,29 @@ def _port_matches(port: Any, number: int, names: tuple[str, ...]) -> bool:
     return text in names or text == str(number)
 
 
-def _path(value: Any) -> str:
+def _path(value: str | None) -> str:
     text = str(value or "")
     return "" if text in ("", "/") else text if text.startswith("/") else "/" + text
 
 
-def _route_uri(
-    obj: Mapping[str, Any], service: str, port: int, names: tuple[str, ...]
-) -> str | None:
-    spec = _map(obj.get("spec"))
-    to = _map(spec.get("to"))
-    if to.get("kind", "Service") != "Service" or to.get("name") != service:
+def _route_uri(obj: GenericResource, service: str, port: int, names: tuple[str, ...]) -> str | None:
+    from flarekit.cluster import _routes as routes
+
+    spec = routes.part(routes.RouteSpec, obj, "spec")
+    if spec is None:
         return None
-    if not _port_matches(_map(spec.get("port")).get("targetPort"), port, names):
+    to = spec.to or routes.RouteTarget()
+    if to.kind != "Service" or to.name != service:
         return None
-    host = spec.get("host") or next(
-        (i.get("host") for i in map(_map, _list(_map(obj.get("status")).get("ingress")))), None
-    )
+    if not _port_matches(spec.port.target_port if spec.port else None, port, names):
+        return None
+    status = routes.part(routes.RouteStatus, obj, "status")
+    admitted = (status.ingress or []) if status is not None else []
+    host = spec.host or next((i.host for i in admitted), None)
     if not host:
         return None
-    scheme = "https" if spec.get("tls") else "http"
-    return f"{scheme}://{host}{_path(spec.get('path'))}"
+    scheme = "https" if spec.tls is not None and spec.tls.to_dict() else "http"
+    return f"{scheme}://{host}{_path(spec.path)}"
 
 
 def _ingress_backend_matches(
@@ -150,75 +145,77 @@ def _ingress_uri(obj: Ingress, service: str, port: int, names: tuple[str, ...]) 
 
 
 def _httproute_uri(
-    obj: Mapping[str, Any], service: str, port: int, names: tuple[str, ...]
+    obj: GenericResource, service: str, port: int, names: tuple[str, ...]
 ) -> str | None:
     """The URL without its scheme (`//host/path`); the scheme comes from the Gateway."""
-    spec = _map(obj.get("spec"))
-    hosts = [str(h) for h in _list(spec.get("hostnames")) if h and "*" not in str(h)]
-    if not hosts:
+    from flarekit.cluster import _routes as routes
+
+    spec = routes.part(routes.HTTPRouteSpec, obj, "spec")
+    hosts = [h for h in (spec.hostnames or []) if h and "*" not in h] if spec else []
+    if spec is None or not hosts:
         return None
-    for rule in map(_map, _list(spec.get("rules"))):
-        for ref in map(_map, _list(rule.get("backendRefs"))):
-            if ref.get("kind", "Service") != "Service" or ref.get("group", "") not in ("", "core"):
+    for rule in spec.rules or ():
+        for ref in rule.backend_refs or ():
+            if ref.kind != "Service" or ref.group not in ("", "core"):
                 continue
-            if ref.get("name") != service or not _port_matches(ref.get("port"), port, ()):
+            if ref.name != service or not _port_matches(ref.port, port, ()):
                 continue
             prefix = next(
-                (
-                    _map(m.get("path")).get("value")
-                    for m in map(_map, _list(rule.get("matches")))
-                    if _map(m.get("path")).get("value")
-                ),
+                (m.path.value for m in rule.matches or () if m.path is not None and m.path.value),
                 None,
             )
             return f"//{hosts[0]}{_path(prefix)}"
     return None
 
 
-def _gateway_scheme(client: Client, route: Mapping[str, Any], namespace: str) -> str:
+def _gateway_scheme(client: Client, route: GenericResource, namespace: str) -> str:
     """`https` when a parent Gateway listener the route attaches to speaks HTTPS, else `http`.
 
     A Gateway we cannot read counts as plain HTTP.
     """
-    for parent in map(_map, _list(_map(route.get("spec")).get("parentRefs"))):
-        if parent.get("kind", "Gateway") != "Gateway":
+    from flarekit.cluster import _routes as routes
+
+    spec = routes.part(routes.HTTPRouteSpec, route, "spec")
+    for parent in (spec.parent_refs or []) if spec is not None else []:
+        if parent.kind != "Gateway":
             continue
-        gateway = _get_object(
-            client,
-            GATEWAY,
-            str(parent.get("namespace") or namespace),
-            str(parent.get("name") or ""),
-        )
-        section = parent.get("sectionName")
-        for listener in map(_map, _list(_map(gateway.get("spec")).get("listeners"))):
-            if section and listener.get("name") != section:
+        gateway = _get_object(client, GATEWAY, parent.namespace or namespace, parent.name or "")
+        gateway_spec = routes.part(routes.GatewaySpec, gateway, "spec")
+        for listener in (gateway_spec.listeners or []) if gateway_spec is not None else []:
+            if parent.section_name and listener.name != parent.section_name:
                 continue
-            if str(listener.get("protocol", "")).upper() == "HTTPS":
+            if listener.protocol.upper() == "HTTPS":
                 return "https"
     return "http"
 
 
-#: Readers of the kinds without a model, over the JSON the server sent.
+#: Readers of the kinds without a model.
 _READERS = {"Route": _route_uri, "HTTPRoute": _httproute_uri}
 
 
-def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[Any] | None:
+def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[KubeResource] | None:
     """Objects of `kind` in `namespace`, sorted by name; None when the kind is not served."""
     try:
         found = list(client.list(kind.model(), namespace=namespace))
     except NotFound:
         return None
-    return sorted(found, key=lambda o: (o.metadata.name or "") if o.metadata else "")
+    return sorted(found, key=name_of)
 
 
-def _get_object(client: Client, kind: ExposedKind, namespace: str, name: str) -> dict[str, Any]:
-    """The JSON of one object, empty when it is missing, not served or may not be read."""
+def _get_object(
+    client: Client, kind: ExposedKind, namespace: str, name: str
+) -> GenericResource | None:
+    """One object of a kind without a model; None when it is missing, not served or may not
+    be read."""
     if not name:
-        return {}
+        return None
     try:
-        return client.get(kind.model(), name, namespace=namespace).to_dict()
+        found = client.get(kind.model(), name, namespace=namespace)
     except (NotFound, Forbidden):
-        return {}
+        return None
+    from flarekit.client._generic import GenericResource
+
+    return found if isinstance(found, GenericResource) else None
 
 
 def find_dashboard_uri(
@@ -235,6 +232,9 @@ def find_dashboard_uri(
     Kinds the cluster does not serve, or the user may not list (403), are named in the
     message rather than ending the search.
     """
+    from flarekit.client._generic import GenericResource
+    from flarekit_models.networking.v1 import Ingress
+
     notes: list[str] = []
     for kind in EXPOSING_KINDS:
         try:
@@ -246,13 +246,14 @@ def find_dashboard_uri(
             notes.append(f"the cluster does not serve {kind.kind} ({kind.group}/{kind.version})")
             continue
         for obj in objects:
-            if kind.kind == "Ingress":
+            if isinstance(obj, Ingress):
                 uri = _ingress_uri(obj, service, port, port_names)
-            else:
-                json = obj.to_dict()
-                uri = _READERS[kind.kind](json, service, port, port_names)
+            elif isinstance(obj, GenericResource):
+                uri = _READERS[kind.kind](obj, service, port, port_names)
                 if uri and uri.startswith("//"):
-                    uri = _gateway_scheme(client, json, namespace) + ":" + uri
+                    uri = _gateway_scheme(client, obj, namespace) + ":" + uri
+            else:
+                uri = None
             if uri:
                 return uri
     raise DashboardNotExposed(namespace, service, port, notes)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._objects import metadata_of, name_of
 from flarekit._tables import html_table, text_table
 from flarekit.client._errors import NotFound
@@ -21,7 +22,6 @@ from flarekit.cluster._cluster import Cluster
 from flarekit.cluster._status import (
     ClusterState,
     ClusterStatus,
-    as_raycluster,
     cluster_status,
     owning_appwrapper,
 )
@@ -93,7 +93,7 @@ def _client(client: Client | None) -> Client:
     return Client()
 
 
-def _raycluster_template(wrapper: Mapping[str, Any]) -> dict[str, Any] | None:
+def _raycluster_template(wrapper: Mapping[str, JsonValue]) -> JsonObject | None:
     """The RayCluster an AppWrapper (v1beta2, or MCAD's v1beta1) holds, as stored."""
     from flarekit.cluster._wrapper import wrapped_templates
 
@@ -116,14 +116,15 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
 
     client = _client(client)
     ns = namespace or client.namespace or "default"
-    source: dict[str, Any] | None = None
+    source: RayCluster | JsonObject | None = None
     wrapper_name: str | None = None
+    wrapped = False
     try:
-        raycluster = client.get(RayCluster, name, namespace=ns).to_dict()
+        raycluster: RayCluster | None = client.get(RayCluster, name, namespace=ns)
     except NotFound:
         raycluster = None
     if raycluster is not None:
-        wrapper_name = owning_appwrapper(as_raycluster(raycluster))
+        wrapper_name = owning_appwrapper(raycluster)
         source = raycluster
     # Without a RayCluster, look for a queued AppWrapper that has not made it yet.
     candidates = [name] if raycluster is None else [wrapper_name] if wrapper_name else []
@@ -137,15 +138,17 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
         template = _raycluster_template(wrapper)
         if template is not None:
             # The RayCluster inside may leave its name (and namespace) to the AppWrapper.
-            template.setdefault("metadata", {}).setdefault("name", candidate)
-            source, wrapper_name = wrapper, candidate
+            metadata = template.setdefault("metadata", {})
+            if isinstance(metadata, dict):
+                metadata.setdefault("name", candidate)
+            source, wrapper_name, wrapped = wrapper, candidate, True
     if source is None:
         raise _not_found(name, ns)
     config = from_raycluster(source)
     if config.namespace is None:
         config.namespace = ns
     cluster = Cluster(config, client)
-    if source.get("kind") == "AppWrapper" and wrapper_name != config.name:
+    if wrapped and wrapper_name != config.name:
         cluster._appwrapper_name = wrapper_name
     return cluster
 

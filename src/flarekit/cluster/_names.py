@@ -14,7 +14,7 @@ import dataclasses
 import difflib
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from flarekit._validation import ConfigError, Problem
 
@@ -39,7 +39,7 @@ class UnknownParameter(ConfigError, TypeError):
     """Keyword arguments the configuration does not have, each with what to write instead."""
 
 
-def _problem(subject: str, name: str, value: Any, known: list[str]) -> Problem:
+def _problem(subject: str, name: str, value: object, known: list[str]) -> Problem:
     if subject == "ClusterConfiguration" and name in CODEFLARE_NAMES:
         return Problem(
             name,
@@ -58,7 +58,7 @@ def suggest_names(cls: type[T]) -> type[T]:
     known = sorted(f.name for f in dataclasses.fields(cls) if f.init)  # type: ignore[arg-type]
 
     @functools.wraps(generated)
-    def __init__(self: T, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: T, *args: object, **kwargs: object) -> None:
         unknown = [name for name in kwargs if name not in known]
         if unknown:
             problems = [_problem(cls.__name__, n, kwargs[n], known) for n in unknown]

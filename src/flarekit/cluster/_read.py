@@ -11,9 +11,11 @@ made, reading it back gives an equal configuration.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
+from flarekit._json import JsonValue
 from flarekit._quantity import QuantityError, format_quantity, is_bare_number, parse_quantity
+from flarekit._validation import ValidationReport
 from flarekit.cluster._config import (
     PRIORITY_LABEL,
     QUEUE_LABEL,
@@ -21,21 +23,25 @@ from flarekit.cluster._config import (
     WorkerGroup,
 )
 
+if TYPE_CHECKING:
+    from flarekit_models._base import KubeModel
+    from flarekit_models.core.v1 import (
+        Container,
+        PodSpec,
+        PodTemplateSpec,
+        Toleration,
+        Volume,
+        VolumeMount,
+    )
+    from flarekit_models.ray.v1 import RayCluster, RayClusterSpec, WorkerGroupSpec
+
 __all__ = ["from_raycluster"]
 
 #: Container resources that are not devices.
 _NOT_DEVICES = ("cpu", "memory", "ephemeral-storage", "storage")
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _memory(value: Any) -> Any:
+def _memory(value: int | str | None) -> int | str | None:
     """A memory amount in bytes, written so the configuration does not read it as gigabytes."""
     if value is None or not is_bare_number(value):
         return value
@@ -50,8 +56,7 @@ def _memory(value: Any) -> Any:
     return f"{(exact / 1000).normalize():f}k"
 
 
-def _devices(resources: Mapping[str, Any]) -> dict[str, int | str]:
-    amounts = {**_map(resources.get("requests")), **_map(resources.get("limits"))}
+def _devices(amounts: Mapping[str, int | str]) -> dict[str, int | str]:
     devices: dict[str, int | str] = {}
     for name, amount in amounts.items():
         if name in _NOT_DEVICES or name.startswith("hugepages-"):
@@ -67,37 +72,68 @@ def _devices(resources: Mapping[str, Any]) -> dict[str, int | str]:
 class _Pod:
     """The parts of a group's pod template a configuration describes."""
 
-    def __init__(self, group: Mapping[str, Any]) -> None:
-        self.template = _map(group.get("template"))
-        self.spec = _map(self.template.get("spec"))
-        containers = _list(self.spec.get("containers"))
-        self.container = _map(containers[0]) if containers else {}
-        self.resources = _map(self.container.get("resources"))
-        self.requests = _map(self.resources.get("requests"))
-        self.limits = _map(self.resources.get("limits"))
+    def __init__(self, template: PodTemplateSpec | None) -> None:
+        self.template = template
+        self.spec: PodSpec | None = template.spec if template is not None else None
+        containers = self.spec.containers if self.spec is not None else []
+        self.container: Container | None = containers[0] if containers else None
+        resources = self.container.resources if self.container is not None else None
+        self.requests = dict(resources.requests or {}) if resources is not None else {}
+        self.limits = dict(resources.limits or {}) if resources is not None else {}
 
-    def resource_kwargs(self, prefix: str) -> dict[str, Any]:
+    @property
+    def image(self) -> str | None:
+        return self.container.image if self.container is not None else None
+
+    @property
+    def tolerations(self) -> list[Toleration]:
+        return list(self.spec.tolerations or []) if self.spec is not None else []
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return dict(self.spec.node_selector or {}) if self.spec is not None else {}
+
+    @property
+    def volumes(self) -> list[Volume]:
+        return list(self.spec.volumes or []) if self.spec is not None else []
+
+    @property
+    def volume_mounts(self) -> list[VolumeMount]:
+        container = self.container
+        return list(container.volume_mounts or []) if container is not None else []
+
+    @property
+    def image_pull_secrets(self) -> list[str]:
+        refs = (self.spec.image_pull_secrets or []) if self.spec is not None else []
+        return [ref.name for ref in refs if ref.name is not None]
+
+    def labels(self) -> dict[str, str]:
+        """The labels of the group's pods."""
+        meta = self.template.metadata if self.template is not None else None
+        return dict(meta.labels or {}) if meta is not None else {}
+
+    def resource_kwargs(self, prefix: str) -> dict[str, object]:
         return {
             prefix + "cpu_requests": self.requests.get("cpu"),
             prefix + "cpu_limits": self.limits.get("cpu"),
             prefix + "memory_requests": _memory(self.requests.get("memory")),
             prefix + "memory_limits": _memory(self.limits.get("memory")),
-            prefix + "extended_resource_requests": _devices(self.resources),
-            prefix + "tolerations": _list(self.spec.get("tolerations")),
-            prefix + "node_selector": _map(self.spec.get("nodeSelector")),
+            prefix + "extended_resource_requests": _devices({**self.requests, **self.limits}),
+            prefix + "tolerations": self.tolerations,
+            prefix + "node_selector": self.node_selector,
         }
 
-    def labels(self) -> dict[str, str]:
-        """The labels of the group's pods (read through the generated model)."""
-        from flarekit_models.core.v1 import PodTemplateSpec
+    def envs(self, minus: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The Ray container's plain environment variables; `minus`: leave out those it
+        shares, with the same value, with the cluster (a worker group's own ones remain)."""
+        env = (self.container.env or []) if self.container is not None else []
+        found = {e.name: e.value or "" for e in env if e.value_from is None}
+        shared = minus or {}
+        return {k: v for k, v in found.items() if shared.get(k) != v}
 
-        meta = PodTemplateSpec.model_validate(self.template).metadata
-        return dict(meta.labels or {}) if meta is not None else {}
 
-
-def _replicas(group: Mapping[str, Any]) -> dict[str, Any]:
-    low, high = group.get("minReplicas"), group.get("maxReplicas")
-    num = group.get("replicas")
+def _replicas(group: WorkerGroupSpec) -> dict[str, int | None]:
+    low, high, num = group.min_replicas, group.max_replicas, group.replicas
     if num is None:
         num = low if low is not None else 0
     return {
@@ -107,18 +143,25 @@ def _replicas(group: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _unwrap(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], bool]:
+def _labels(data: Mapping[str, JsonValue]) -> dict[str, str]:
+    metadata = data.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+
+
+def _unwrap(data: Mapping[str, JsonValue]) -> tuple[Mapping[str, JsonValue], dict[str, str], bool]:
     """The RayCluster, the Kueue labels of the top-level object, and whether it was wrapped."""
     kind = data.get("kind")
-    labels = _map(_map(data.get("metadata")).get("labels"))
+    labels = _labels(data)
     kueue = {k: v for k, v in labels.items() if k in (QUEUE_LABEL, PRIORITY_LABEL)}
     if kind == "AppWrapper":
         from flarekit.cluster._wrapper import is_mcad, wrapped_templates
 
         for template in wrapped_templates(data):
             if template.get("kind") == "RayCluster":
-                return dict(template), kueue, True
-        name = _map(data.get("metadata")).get("name")
+                return template, kueue, True
+        metadata = data.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, Mapping) else None
         where = (
             "spec.resources.GenericItems[].generictemplate"
             if is_mcad(data)
@@ -127,36 +170,54 @@ def _unwrap(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], bo
         raise ValueError(f"AppWrapper {name!r} holds no RayCluster in {where}")
     if kind not in (None, "RayCluster"):
         raise ValueError(f"expected a RayCluster or an AppWrapper holding one, got kind {kind!r}")
-    return dict(data), kueue, False
+    return data, kueue, False
 
 
-def _gcs(spec: Mapping[str, Any]) -> dict[str, Any]:
-    options = _map(spec.get("gcsFaultToleranceOptions"))
-    if not options.get("redisAddress"):
+def _gcs(spec: RayClusterSpec) -> dict[str, object]:
+    options = spec.gcs_fault_tolerance_options
+    if options is None or not options.redis_address:
         return {}
-    kwargs: dict[str, Any] = {"enable_gcs_ft": True, "redis_address": options["redisAddress"]}
-    ref = _map(_map(_map(options.get("redisPassword")).get("valueFrom")).get("secretKeyRef"))
-    if ref.get("name") and ref.get("key"):
-        kwargs["redis_password_secret"] = {"name": ref["name"], "key": ref["key"]}
-    if options.get("externalStorageNamespace"):
-        kwargs["external_storage_namespace"] = options["externalStorageNamespace"]
+    kwargs: dict[str, object] = {"enable_gcs_ft": True, "redis_address": options.redis_address}
+    source = options.redis_password.value_from if options.redis_password is not None else None
+    ref = source.secret_key_ref if source is not None else None
+    if ref is not None and ref.name and ref.key:
+        kwargs["redis_password_secret"] = {"name": ref.name, "key": ref.key}
+    if options.external_storage_namespace:
+        kwargs["external_storage_namespace"] = options.external_storage_namespace
     return kwargs
 
 
-def _envs(pod: _Pod, minus: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The Ray container's plain environment variables; `minus`: leave out those it shares,
-    with the same value, with the cluster (a worker group's own ones are what remains)."""
-    found = {
-        e["name"]: e.get("value", "")
-        for e in map(_map, _list(pod.container.get("env")))
-        if "name" in e and "valueFrom" not in e
-    }
-    shared = minus or {}
-    return {k: v for k, v in found.items() if shared.get(k) != v}
+def _raycluster(
+    obj: KubeModel | Mapping[str, JsonValue],
+) -> tuple[RayCluster, dict[str, str], bool]:
+    """`obj` as a RayCluster model, the Kueue labels of the top-level object, and whether
+    it was wrapped in an AppWrapper."""
+    from pydantic import ValidationError
+
+    from flarekit_models.ray.v1 import RayCluster
+
+    if isinstance(obj, RayCluster):
+        meta = obj.metadata
+        labels = dict(meta.labels or {}) if meta is not None else {}
+        return obj, {k: v for k, v in labels.items() if k in (QUEUE_LABEL, PRIORITY_LABEL)}, False
+    data = obj if isinstance(obj, Mapping) else obj.to_dict()
+    cluster, kueue, wrapped = _unwrap(data)
+    try:
+        # Read as ray.io/v1 whichever version wrote it: the fields read here are the same.
+        model = RayCluster.model_validate({**cluster, "apiVersion": "ray.io/v1"})
+    except ValidationError as exc:
+        # What the API server would refuse too (a duplicate list key, a wrong type): named
+        # by its path in the RayCluster.
+        report = ValidationReport("RayCluster")
+        report.add_model_errors("", exc, "a valid RayCluster (Kubernetes JSON)")
+        raise report.error() from None
+    return model, kueue, wrapped
 
 
 def from_raycluster(
-    obj: Any, *, extended_resource_mapping: Mapping[str, str] | None = None
+    obj: KubeModel | Mapping[str, JsonValue],
+    *,
+    extended_resource_mapping: Mapping[str, str] | None = None,
 ) -> ClusterConfiguration:
     """The configuration of a RayCluster, or of an AppWrapper (v1beta2, or MCAD's v1beta1)
     holding one.
@@ -167,57 +228,52 @@ def from_raycluster(
     :class:`~flarekit.cluster.ConfigError` if the object holds values a configuration
     refuses (a limit below its request, say).
     """
-    data = obj.to_dict() if hasattr(obj, "to_dict") else _map(obj)
-    cluster, kueue, wrapped = _unwrap(data)
-    metadata = _map(cluster.get("metadata"))
-    spec = _map(cluster.get("spec"))
-    head = _Pod(_map(spec.get("headGroupSpec")))
-    groups = [_map(g) for g in _list(spec.get("workerGroupSpecs"))]
-
-    image = head.container.get("image")
-    ray_version = spec.get("rayVersion")
-    cluster_envs = _envs(head)
-
-    kwargs: dict[str, Any] = {
-        "namespace": metadata.get("namespace"),
+    cluster, kueue, wrapped = _raycluster(obj)
+    metadata = cluster.metadata
+    spec = cluster.spec
+    head = _Pod(spec.head_group_spec.template if spec is not None else None)
+    groups = list(spec.worker_group_specs or []) if spec is not None else []
+    image = head.image
+    cluster_envs = head.envs()
+    autoscaling = spec is not None and spec.enable_in_tree_autoscaling is True
+    kwargs: dict[str, object] = {
+        "namespace": metadata.namespace if metadata is not None else None,
         "image": image,
-        "ray_version": ray_version,
+        "ray_version": spec.ray_version if spec is not None else None,
         **head.resource_kwargs("head_"),
         "envs": cluster_envs,
-        "volumes": _list(head.spec.get("volumes")),
-        "volume_mounts": _list(head.container.get("volumeMounts")),
-        "image_pull_secrets": [
-            s["name"] for s in map(_map, _list(head.spec.get("imagePullSecrets"))) if "name" in s
-        ],
-        "labels": {**_map(metadata.get("labels")), **kueue},
-        "annotations": _map(metadata.get("annotations")),
+        "volumes": head.volumes,
+        "volume_mounts": head.volume_mounts,
+        "image_pull_secrets": head.image_pull_secrets,
+        "labels": {**((metadata.labels or {}) if metadata is not None else {}), **kueue},
+        "annotations": dict((metadata.annotations or {}) if metadata is not None else {}),
         "appwrapper": wrapped,
-        "enable_autoscaling": spec.get("enableInTreeAutoscaling") is True,
+        "enable_autoscaling": autoscaling,
         "extended_resource_mapping": dict(extended_resource_mapping or {}),
-        **_gcs(spec),
+        **(_gcs(spec) if spec is not None else {}),
     }
-    idle = _map(spec.get("autoscalerOptions")).get("idleTimeoutSeconds")
-    if idle is not None and kwargs["enable_autoscaling"]:
-        kwargs["autoscaler_idle_timeout_seconds"] = idle
+    options = spec.autoscaler_options if spec is not None else None
+    if options is not None and options.idle_timeout_seconds is not None and autoscaling:
+        kwargs["autoscaler_idle_timeout_seconds"] = options.idle_timeout_seconds
     if groups:
-        main = _Pod(groups[0])
+        main = _Pod(groups[0].template)
         kwargs.update(main.resource_kwargs("worker_"), **_replicas(groups[0]))
-        kwargs["worker_group_name"] = groups[0].get("groupName", "workers")
+        kwargs["worker_group_name"] = groups[0].group_name
     else:
         kwargs["num_workers"] = 0
     extra = []
     for group in groups[1:]:
-        pod = _Pod(group)
-        group_image = pod.container.get("image")
+        pod = _Pod(group.template)
         extra.append(
             WorkerGroup(
-                group.get("groupName", ""),
-                image=None if group_image == image else group_image,
-                **pod.resource_kwargs(""),
-                **_replicas(group),
-                envs=_envs(pod, minus=cluster_envs),
+                group.group_name,
+                image=None if pod.image == image else pod.image,
+                **pod.resource_kwargs(""),  # type: ignore[arg-type]
+                **_replicas(group),  # type: ignore[arg-type]
+                envs=pod.envs(minus=cluster_envs),
                 labels=pod.labels(),
             )
         )
     kwargs["worker_groups"] = extra
-    return ClusterConfiguration(metadata.get("name", ""), **kwargs)
+    name = metadata.name if metadata is not None else None
+    return ClusterConfiguration(name or "", **kwargs)  # type: ignore[arg-type]

@@ -23,20 +23,26 @@ keys, the same text for the same configuration.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit.cluster._config import (
     PRIORITY_LABEL,
     QUEUE_LABEL,
     ClusterConfiguration,
     WorkerGroup,
 )
+from flarekit.cluster._worker_group import QuantityValue
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeModel
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
-    from flarekit_models.ray.v1 import RayCluster
+    from flarekit_models.core.v1 import PodTemplateSpec, ResourceRequirements, Toleration
+    from flarekit_models.meta.v1 import ObjectMeta
+    from flarekit_models.ray.v1 import GcsFaultToleranceOptions, RayCluster, WorkerGroupSpec
+
+_M = TypeVar("_M", bound="KubeModel")
 
 __all__ = [
     "HEAD_CONTAINER",
@@ -65,7 +71,7 @@ def encode_ray_resources(resources: Mapping[str, int]) -> str:
     return '"' + json.dumps(dict(resources), sort_keys=True).replace('"', '\\"') + '"'
 
 
-def decode_ray_resources(text: str) -> dict[str, Any]:
+def decode_ray_resources(text: str) -> JsonObject:
     """The inverse of :func:`encode_ray_resources`; also reads plain or single-quoted JSON.
 
     Returns ``{}`` for text that is not a JSON object.
@@ -103,58 +109,94 @@ def ray_start_params(
     return params
 
 
+def _given(model: _M) -> _M:
+    """`model` with the fields passed as None marked unset: a rendered object holds only
+    what the configuration says (its JSON has no nulls)."""
+    fields = model.model_fields_set
+    for name in [name for name in fields if getattr(model, name) is None]:
+        fields.discard(name)
+    return model
+
+
+def _copies(kind: type[_M], items: Sequence[_M | Mapping[str, object]]) -> list[_M] | None:
+    """Fresh models of `items` (a rendered object shares nothing with its configuration);
+    None for none."""
+    return [
+        item.model_copy(deep=True) if isinstance(item, kind) else kind.model_validate(item)
+        for item in items
+    ] or None
+
+
 def _resources(
-    cpu_requests: Any, cpu_limits: Any, memory_requests: Any, memory_limits: Any, devices: Any
-) -> dict[str, Any]:
-    requests = {"cpu": cpu_requests, "memory": memory_requests}
-    limits = {"cpu": cpu_limits, "memory": memory_limits}
+    cpu_requests: QuantityValue | None,
+    cpu_limits: QuantityValue | None,
+    memory_requests: QuantityValue | None,
+    memory_limits: QuantityValue | None,
+    devices: Mapping[str, int | str],
+) -> ResourceRequirements | None:
+    from flarekit_models.core.v1 import ResourceRequirements
+
     # Devices cannot be overcommitted: Kubernetes wants request == limit.
-    requests.update(devices)
-    limits.update(devices)
-    out = {
-        "requests": {k: v for k, v in requests.items() if v is not None},
-        "limits": {k: v for k, v in limits.items() if v is not None},
-    }
-    return {k: v for k, v in out.items() if v}
-
-
-def _dumped(items: list[Any]) -> list[dict[str, Any]]:
-    return [item.to_dict() if hasattr(item, "to_dict") else dict(item) for item in items]
+    requests = {"cpu": cpu_requests, "memory": memory_requests, **devices}
+    limits = {"cpu": cpu_limits, "memory": memory_limits, **devices}
+    given_requests = {k: v for k, v in requests.items() if v is not None}
+    given_limits = {k: v for k, v in limits.items() if v is not None}
+    if not given_requests and not given_limits:
+        return None
+    return _given(
+        ResourceRequirements(
+            requests=given_requests or None,
+            limits=given_limits or None,
+        )
+    )
 
 
 def _pod_template(
     config: ClusterConfiguration,
     container_name: str,
     image: str,
-    resources: dict[str, Any],
-    tolerations: list[Any],
+    resources: ResourceRequirements | None,
+    tolerations: list[Toleration | Mapping[str, JsonValue]],
     node_selector: dict[str, str],
     group: WorkerGroup | None = None,
-) -> dict[str, Any]:
+) -> PodTemplateSpec:
     """A Ray node's pod template; a worker `group`'s own envs win over the cluster's."""
-    container: dict[str, Any] = {"name": container_name, "image": image}
-    if resources:
-        container["resources"] = resources
+    from flarekit_models.core.v1 import (
+        Container,
+        EnvVar,
+        LocalObjectReference,
+        PodSpec,
+        PodTemplateSpec,
+        Toleration,
+        Volume,
+        VolumeMount,
+    )
+    from flarekit_models.meta.v1 import ObjectMeta
+
     envs = {**config.envs, **(group.envs if group is not None else {})}
-    if envs:
-        container["env"] = [{"name": k, "value": v} for k, v in envs.items()]
-    if config.volume_mounts:
-        container["volumeMounts"] = _dumped(config.volume_mounts)
-    spec: dict[str, Any] = {"containers": [container]}
-    if config.volumes:
-        spec["volumes"] = _dumped(config.volumes)
-    if tolerations:
-        spec["tolerations"] = _dumped(tolerations)
-    if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
-    if config.image_pull_secrets:
-        spec["imagePullSecrets"] = [{"name": s} for s in config.image_pull_secrets]
-    if group is not None and group.labels:
-        return {"metadata": {"labels": dict(group.labels)}, "spec": spec}
-    return {"spec": spec}
+    container = Container(
+        name=container_name,
+        image=image,
+        resources=resources,
+        env=[EnvVar(name=k, value=v) for k, v in envs.items()] or None,
+        volume_mounts=_copies(VolumeMount, config.volume_mounts),
+    )
+    spec = PodSpec(
+        containers=[_given(container)],
+        volumes=_copies(Volume, config.volumes),
+        tolerations=_copies(Toleration, tolerations),
+        node_selector=dict(node_selector) or None,
+        image_pull_secrets=[LocalObjectReference(name=s) for s in config.image_pull_secrets]
+        or None,
+    )
+    labels = dict(group.labels) if group is not None and group.labels else None
+    metadata = ObjectMeta(labels=labels) if labels else None
+    return _given(PodTemplateSpec(metadata=metadata, spec=_given(spec)))
 
 
-def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> dict[str, Any]:
+def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> WorkerGroupSpec:
+    from flarekit_models.ray.v1 import WorkerGroupSpec
+
     resources = _resources(
         group.cpu_requests,
         group.cpu_limits,
@@ -162,15 +204,15 @@ def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> dict[str,
         group.memory_limits,
         group.extended_resource_requests,
     )
-    return {
-        "groupName": group.name,
-        "replicas": group.num_workers,
-        "minReplicas": group.num_workers if group.min_workers is None else group.min_workers,
-        "maxReplicas": group.num_workers if group.max_workers is None else group.max_workers,
-        "rayStartParams": ray_start_params(
+    return WorkerGroupSpec(
+        group_name=group.name,
+        replicas=group.num_workers,
+        min_replicas=group.num_workers if group.min_workers is None else group.min_workers,
+        max_replicas=group.num_workers if group.max_workers is None else group.max_workers,
+        ray_start_params=ray_start_params(
             group.extended_resource_requests, config.resource_mapping
         ),
-        "template": _pod_template(
+        template=_pod_template(
             config,
             WORKER_CONTAINER,
             group.image or config.effective_image,
@@ -179,7 +221,7 @@ def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> dict[str,
             group.node_selector,
             group,
         ),
-    }
+    )
 
 
 def _kueue_labels(config: ClusterConfiguration) -> dict[str, str]:
@@ -191,23 +233,33 @@ def _kueue_labels(config: ClusterConfiguration) -> dict[str, str]:
     return labels
 
 
-def _metadata(config: ClusterConfiguration, labels: dict[str, str]) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": config.name}
-    if config.namespace:
-        metadata["namespace"] = config.namespace
-    if labels:
-        metadata["labels"] = labels
-    return metadata
+def _metadata(
+    config: ClusterConfiguration, labels: dict[str, str], annotations: dict[str, str] | None = None
+) -> ObjectMeta:
+    from flarekit_models.meta.v1 import ObjectMeta
+
+    return _given(
+        ObjectMeta(
+            name=config.name,
+            namespace=config.namespace or None,
+            labels=labels or None,
+            annotations=annotations or None,
+        )
+    )
 
 
-def raycluster_dict(config: ClusterConfiguration, *, wrapped: bool = False) -> dict[str, Any]:
-    """The RayCluster as Kubernetes JSON; ``wrapped``: Kueue labels left to the AppWrapper."""
+def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCluster:
+    """The RayCluster; ``wrapped``: Kueue labels left to the AppWrapper."""
+    from flarekit_models.ray.v1 import (
+        AutoscalerOptions,
+        HeadGroupSpec,
+        RayCluster,
+        RayClusterSpec,
+    )
+
     labels = dict(config.labels)
     if not wrapped:
         labels.update(_kueue_labels(config))
-    metadata = _metadata(config, labels)
-    if config.annotations:
-        metadata["annotations"] = dict(config.annotations)
     head_resources = _resources(
         config.head_cpu_requests,
         config.head_cpu_limits,
@@ -215,22 +267,11 @@ def raycluster_dict(config: ClusterConfiguration, *, wrapped: bool = False) -> d
         config.head_memory_limits,
         config.head_extended_resource_requests,
     )
-    spec: dict[str, Any] = {}
-    if config.ray_version:
-        spec["rayVersion"] = config.ray_version
-    if config.enable_autoscaling:
-        spec["enableInTreeAutoscaling"] = True
-        if config.autoscaler_idle_timeout_seconds is not None:
-            spec["autoscalerOptions"] = {
-                "idleTimeoutSeconds": config.autoscaler_idle_timeout_seconds
-            }
-    if config.enable_gcs_ft:
-        spec["gcsFaultToleranceOptions"] = _gcs_options(config)
-    spec["headGroupSpec"] = {
-        "rayStartParams": ray_start_params(
+    head = HeadGroupSpec(
+        ray_start_params=ray_start_params(
             config.head_extended_resource_requests, config.resource_mapping
         ),
-        "template": _pod_template(
+        template=_pod_template(
             config,
             HEAD_CONTAINER,
             config.effective_image,
@@ -238,21 +279,39 @@ def raycluster_dict(config: ClusterConfiguration, *, wrapped: bool = False) -> d
             config.head_tolerations,
             config.head_node_selector,
         ),
-    }
-    spec["workerGroupSpecs"] = [_worker_group(config, g) for g in config.all_worker_groups()]
-    return {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": metadata, "spec": spec}
+    )
+    idle = config.autoscaler_idle_timeout_seconds if config.enable_autoscaling else None
+    spec = RayClusterSpec(
+        ray_version=config.ray_version or None,
+        enable_in_tree_autoscaling=True if config.enable_autoscaling else None,
+        autoscaler_options=(
+            AutoscalerOptions(idle_timeout_seconds=idle) if idle is not None else None
+        ),
+        gcs_fault_tolerance_options=_gcs_options(config) if config.enable_gcs_ft else None,
+        head_group_spec=head,
+        worker_group_specs=[_worker_group(config, g) for g in config.all_worker_groups()],
+    )
+    return RayCluster(
+        metadata=_metadata(config, labels, dict(config.annotations)), spec=_given(spec)
+    )
 
 
-def _gcs_options(config: ClusterConfiguration) -> dict[str, Any]:
-    options: dict[str, Any] = {"redisAddress": config.redis_address}
+def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
+    from flarekit_models.core.v1 import EnvVarSource, SecretKeySelector
+    from flarekit_models.ray.v1 import GcsFaultToleranceOptions, RedisPassword
+
+    password = None
     if config.redis_password_secret:
         secret = config.redis_password_secret
-        options["redisPassword"] = {
-            "valueFrom": {"secretKeyRef": {"name": secret["name"], "key": secret["key"]}}
-        }
-    if config.external_storage_namespace:
-        options["externalStorageNamespace"] = config.external_storage_namespace
-    return options
+        ref = SecretKeySelector(name=secret["name"], key=secret["key"])
+        password = RedisPassword(value_from=EnvVarSource(secret_key_ref=ref))
+    return _given(
+        GcsFaultToleranceOptions(
+            redis_address=config.redis_address,
+            redis_password=password,
+            external_storage_namespace=config.external_storage_namespace or None,
+        )
+    )
 
 
 def render_raycluster(config: ClusterConfiguration, *, validated: bool = False) -> RayCluster:
@@ -262,26 +321,22 @@ def render_raycluster(config: ClusterConfiguration, *, validated: bool = False) 
     Raises :class:`~flarekit.cluster.ConfigError` if ``config`` was changed into an invalid
     one after construction (not checked again when the caller has just `validated` it).
     """
-    from flarekit_models.ray.v1 import RayCluster
-
     if not validated:
         config.validate().raise_if_problems()
-    return RayCluster.model_validate(raycluster_dict(config))
+    return _raycluster(config)
 
 
 def render_appwrapper(config: ClusterConfiguration, *, validated: bool = False) -> AppWrapper:
     """``config``'s RayCluster inside an AppWrapper that carries the Kueue labels."""
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit_models.appwrapper.v1beta2 import AppWrapper, AppWrapperSpec, Component
 
     if not validated:
         config.validate().raise_if_problems()
-    wrapper = {
-        "apiVersion": "workload.codeflare.dev/v1beta2",
-        "kind": "AppWrapper",
-        "metadata": _metadata(config, _kueue_labels(config)),
-        "spec": {"components": [{"template": raycluster_dict(config, wrapped=True)}]},
-    }
-    return AppWrapper.model_validate(wrapper)
+    component = Component(template=_raycluster(config, wrapped=True).to_dict())
+    return AppWrapper(
+        metadata=_metadata(config, _kueue_labels(config)),
+        spec=AppWrapperSpec(components=[component]),
+    )
 
 
 def render(config: ClusterConfiguration, *, validated: bool = False) -> RayCluster | AppWrapper:
@@ -291,7 +346,7 @@ def render(config: ClusterConfiguration, *, validated: bool = False) -> RayClust
     return render_raycluster(config, validated=validated)
 
 
-def to_dict(obj: ClusterConfiguration | KubeModel) -> dict[str, Any]:
+def to_dict(obj: ClusterConfiguration | KubeModel) -> JsonObject:
     """Kubernetes JSON of a rendered object (a configuration is rendered first)."""
     model = render(obj) if isinstance(obj, ClusterConfiguration) else obj
     return model.to_dict()

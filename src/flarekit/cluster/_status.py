@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flarekit._json import JsonValue
 from flarekit._objects import ConditionLike, find_condition, is_true, metadata_of
 from flarekit._products import QUEUE_LABEL
 from flarekit._tables import HtmlStatus
@@ -52,7 +53,7 @@ class ClusterState(StrEnum):
     UNKNOWN = "UNKNOWN"
 
 
-def as_raycluster(obj: RayCluster | Mapping[str, Any] | None) -> RayCluster | None:
+def as_raycluster(obj: RayCluster | Mapping[str, JsonValue] | None) -> RayCluster | None:
     """A RayCluster model (JSON is validated into one; None stays None)."""
     from flarekit_models.ray.v1 import RayCluster
 
@@ -60,7 +61,7 @@ def as_raycluster(obj: RayCluster | Mapping[str, Any] | None) -> RayCluster | No
 
 
 def as_appwrapper(
-    obj: KubeResource | Mapping[str, Any] | None,
+    obj: KubeResource | Mapping[str, JsonValue] | None,
 ) -> AppWrapper | McadAppWrapper | None:
     """An AppWrapper model in the version it is written in (MCAD's v1beta1, or v1beta2);
     JSON is validated into one."""
@@ -245,8 +246,8 @@ def _mcad_state(
 
 
 def cluster_status(
-    raycluster: RayCluster | Mapping[str, Any] | None,
-    appwrapper: KubeResource | Mapping[str, Any] | None = None,
+    raycluster: RayCluster | Mapping[str, JsonValue] | None,
+    appwrapper: KubeResource | Mapping[str, JsonValue] | None = None,
     *,
     name: str = "",
     namespace: str = "",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flarekit._json import JsonValue
 from flarekit.cluster._names import suggest_names
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ class WorkerGroup:
     extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
     #: ``None``: the cluster's image.
     image: str | None = None
-    tolerations: list[Toleration | dict[str, Any]] = field(default_factory=list)
+    tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
     node_selector: dict[str, str] = field(default_factory=dict)
     #: Environment variables of this group's Ray containers, over the cluster's ``envs``
     #: (a name in both takes this group's value).

@@ -22,8 +22,9 @@ Which version the server serves comes from `flarekit.compat` negotiation, cached
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import ConfigError, Problem
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def appwrapper_kind(client: Client) -> type[KubeResource]:
     return resource_model(appwrapper_version(client), "AppWrapper")
 
 
-def is_mcad(obj: Mapping[str, Any] | str | None) -> bool:
+def is_mcad(obj: Mapping[str, JsonValue] | str | None) -> bool:
     """True for MCAD's apiVersion, or an object (JSON) of it."""
     if isinstance(obj, Mapping):
         obj = str(obj.get("apiVersion") or "")
@@ -96,7 +97,7 @@ def refuse_kueue_options(client: Client, config: ClusterConfiguration) -> None:
     raise ConfigError([Problem(name, value, why, expected.format(name)) for name, value in asked])
 
 
-def wrapped_templates(wrapper: Mapping[str, Any]) -> list[dict[str, Any]]:
+def wrapped_templates(wrapper: Mapping[str, JsonValue]) -> list[JsonObject]:
     """The objects an AppWrapper holds, in order, as stored (not copies): v1beta2's
     ``spec.components[].template`` or MCAD's ``spec.resources.GenericItems[].generictemplate``."""
     spec = wrapper.get("spec")

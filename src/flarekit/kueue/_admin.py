@@ -13,9 +13,11 @@ call applied too (`flarekit._rollback` says how that is known).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from flarekit._json import JsonValue
+from flarekit._objects import metadata_of
 from flarekit._rollback import (
     MARK,
     Created,
@@ -38,6 +40,7 @@ from flarekit.kueue._spec import KueueObjectSpec
 if TYPE_CHECKING:
     from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
+    from flarekit_models.core.v1 import Taint, Toleration
 
 __all__ = [
     "AdminSpec",
@@ -79,9 +82,11 @@ def _settled(client: Client, version: KueueVersion, spec: KueueObjectSpec) -> bo
     return found is not None and mark_of(found) is None
 
 
-def _check_specs(specs: list[Any]) -> list[KueueObjectSpec]:
+def _check_specs(specs: Sequence[object]) -> list[KueueObjectSpec]:
+    """The specs, checked (what a caller passed may be anything) and in creation order."""
     problems: list[Problem] = []
     seen: set[Key] = set()
+    checked: list[KueueObjectSpec] = []
     for i, spec in enumerate(specs):
         if not isinstance(spec, _ORDER):
             problems.append(
@@ -101,9 +106,10 @@ def _check_specs(specs: list[Any]) -> list[KueueObjectSpec]:
                 Problem(f"specs[{i}]", spec.name, f"a second {spec.kind} of that name", "each once")
             )
         seen.add(key)
+        checked.append(spec)
     if problems:
         raise ConfigError(problems, "Kueue objects")
-    return sorted(specs, key=lambda s: next(i for i, t in enumerate(_ORDER) if isinstance(s, t)))
+    return sorted(checked, key=lambda s: next(i for i, t in enumerate(_ORDER) if isinstance(s, t)))
 
 
 def _changed_cluster_queue(client: Client, version: KueueVersion, spec: LocalQueueSpec) -> str:
@@ -111,10 +117,10 @@ def _changed_cluster_queue(client: Client, version: KueueVersion, spec: LocalQue
     ("" when it does not exist or names the same)."""
     model = kueue_model(version, "LocalQueue")
     try:
-        current: Any = client.get(model, spec.name, namespace=spec.namespace)
+        current = client.get(model, spec.name, namespace=spec.namespace)
     except NotFound:
         return ""
-    existing = str(getattr(current.spec, "cluster_queue", "") or "")
+    existing = str((current.spec.cluster_queue if current.spec is not None else None) or "")
     return existing if existing and existing != spec.cluster_queue else ""
 
 
@@ -208,8 +214,9 @@ def apply_all(
 def _marked(model: KubeResource, call: str) -> KubeResource:
     """`model` with this call's mark among its annotations (a copy)."""
     copy = model.model_copy(deep=True)
-    meta: Any = getattr(copy, "metadata", None)
-    meta.annotations = {**(meta.annotations or {}), MARK: call}
+    meta = metadata_of(copy)
+    if meta is not None:  # every rendered Kueue object has one
+        meta.annotations = {**(meta.annotations or {}), MARK: call}
     return copy
 
 
@@ -244,8 +251,8 @@ def apply_resource_flavor(
     name: str,
     *,
     node_labels: Mapping[str, str] | None = None,
-    node_taints: list[Any] | None = None,
-    tolerations: list[Any] | None = None,
+    node_taints: list[Taint | Mapping[str, JsonValue]] | None = None,
+    tolerations: list[Toleration | Mapping[str, JsonValue]] | None = None,
     force: bool = False,
 ) -> KubeResource:
     """Create or update ResourceFlavor `name` (see `ResourceFlavorSpec`)."""

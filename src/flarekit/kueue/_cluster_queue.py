@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._quantity import format_quantity, is_bare_number
 from flarekit._validation import (
     ValidationReport,
@@ -74,7 +74,7 @@ class ClusterQueueSpec(KueueObjectSpec):
     name: str
     flavors: Mapping[str, Mapping[str, QuantityValue | Quota]] = field(default_factory=dict)
     cohort: str | None = None
-    namespace_selector: Mapping[str, Any] | None = None
+    namespace_selector: Mapping[str, JsonValue] | None = None
     queueing_strategy: str | None = None
     reclaim_within_cohort: str | None = None
     within_cluster_queue: str | None = None
@@ -111,16 +111,11 @@ class ClusterQueueSpec(KueueObjectSpec):
             try:
                 LabelSelector.model_validate(selector)
             except ValidationError as exc:
-                for error in exc.errors():
-                    where = "".join(
-                        f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]
-                    )
-                    report.add(
-                        f"namespace_selector{where}",
-                        error.get("input"),
-                        error["msg"],
-                        "a Kubernetes label selector (matchLabels, matchExpressions)",
-                    )
+                report.add_model_errors(
+                    "namespace_selector",
+                    exc,
+                    "a Kubernetes label selector (matchLabels, matchExpressions)",
+                )
             check_labels(report, "namespace_selector.matchLabels", selector.get("matchLabels", {}))
         else:
             check_labels(report, "namespace_selector", selector)
@@ -208,13 +203,13 @@ class ClusterQueueSpec(KueueObjectSpec):
         order = list(self.flavors)
         return sorted(groups, key=lambda g: order.index(g[1][0]))
 
-    def _resource_groups(self) -> list[dict[str, Any]]:
-        out = []
+    def _resource_groups(self) -> list[JsonObject]:
+        out: list[JsonObject] = []
         for covered, members in self._groups():
-            flavors = []
+            flavors: list[JsonObject] = []
             for flavor in members:
                 quotas = self.flavors[flavor]
-                resources = []
+                resources: list[JsonObject] = []
                 for resource in covered:  # Kueue wants them in coveredResources order
                     quota = quotas.get(resource, 0)  # none of it in this flavor
                     if not isinstance(quota, Quota):
@@ -233,7 +228,7 @@ class ClusterQueueSpec(KueueObjectSpec):
             out.append({"coveredResources": covered, "flavors": flavors})
         return out
 
-    def _selector(self) -> dict[str, Any]:
+    def _selector(self) -> JsonObject:
         selector = self.namespace_selector
         if not selector:
             return {}  # every namespace (a missing selector would match none)
@@ -241,7 +236,7 @@ class ClusterQueueSpec(KueueObjectSpec):
             return dict(selector)
         return {"matchLabels": dict(selector)}
 
-    def _content(self, version: KueueVersion) -> dict[str, Any]:
+    def _content(self, version: KueueVersion) -> JsonObject:
         preemption = drop_none(
             {
                 "reclaimWithinCohort": self.reclaim_within_cohort,

@@ -7,10 +7,11 @@ tolerations to the pods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import (
     ValidationReport,
     check_dns1123_subdomain,
@@ -20,6 +21,10 @@ from flarekit._validation import (
 )
 from flarekit.client._served import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
+
+if TYPE_CHECKING:
+    from flarekit_models._base import KubeModel
+    from flarekit_models.core.v1 import Taint, Toleration
 
 __all__ = ["ResourceFlavorSpec"]
 
@@ -49,24 +54,20 @@ def check_core_models(report: ValidationReport, field: str, items: object, kind:
         try:
             model.model_validate(item)
         except ValidationError as exc:
-            for error in exc.errors():
-                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-                report.add(
-                    f"{field}[{i}]{where}",
-                    error.get("input"),
-                    error["msg"],
-                    f"a valid {kind} (Kubernetes JSON field names)",
-                )
+            report.add_model_errors(
+                f"{field}[{i}]", exc, f"a valid {kind} (Kubernetes JSON field names)"
+            )
 
 
-def dump_core_models(items: Any) -> list[dict[str, Any]] | None:
+def dump_core_models(
+    items: Sequence[KubeModel | Mapping[str, JsonValue]],
+) -> list[JsonObject] | None:
     """Kubernetes JSON of a validated list of core models or dicts (None when empty)."""
+    from flarekit_models._base import KubeModel
+
     if not items:
         return None
-    out: list[dict[str, Any]] = []
-    for item in items:
-        out.append(item.to_dict() if hasattr(item, "to_dict") else dict(item))
-    return out
+    return [item.to_dict() if isinstance(item, KubeModel) else dict(item) for item in items]
 
 
 @dataclass
@@ -79,8 +80,8 @@ class ResourceFlavorSpec(KueueObjectSpec):
 
     name: str
     node_labels: Mapping[str, str] = field(default_factory=dict)
-    node_taints: list[Any] = field(default_factory=list)
-    tolerations: list[Any] = field(default_factory=list)
+    node_taints: list[Taint | Mapping[str, JsonValue]] = field(default_factory=list)
+    tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
 
     def _check(self, report: ValidationReport) -> None:
         check_dns1123_subdomain(report, "name", self.name)
@@ -94,7 +95,7 @@ class ResourceFlavorSpec(KueueObjectSpec):
             if len(report) == before:  # values the models' plain strings do not restrict
                 check_values(report, field_name, items)
 
-    def _content(self, version: KueueVersion) -> dict[str, Any]:
+    def _content(self, version: KueueVersion) -> JsonObject:
         spec = drop_none(
             {
                 "nodeLabels": dict(self.node_labels) or None,

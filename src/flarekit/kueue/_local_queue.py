@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from flarekit._json import JsonObject
 from flarekit._validation import ValidationReport, check_dns1123_label, check_dns1123_subdomain
 from flarekit.client._served import KueueVersion
 from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, check_queue_name
@@ -33,11 +33,11 @@ class LocalQueueSpec(KueueObjectSpec):
         if not isinstance(self.default, bool):
             report.add("default", self.default, "expected True or False", "a bool")
 
-    def _metadata(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
+    def _metadata(self) -> JsonObject:
+        meta: JsonObject = {"name": self.name, "namespace": self.namespace}
         if self.default:
             meta["annotations"] = {DEFAULT_QUEUE_ANNOTATION: "true"}
         return meta
 
-    def _content(self, version: KueueVersion) -> dict[str, Any]:
+    def _content(self, version: KueueVersion) -> JsonObject:
         return {"spec": {"clusterQueue": self.cluster_queue}}

@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, overload
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit.client._served import KueueVersion, preferred_kueue_version
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from flarekit.client._client import Client
+    from flarekit_models._base import KubeResource
+    from flarekit_models.kueue import v1beta1, v1beta2
+
+    #: The kinds flarekit reads in either served version: code that uses them is checked
+    #: against both (a field one version renamed is a type error).
+    Workload: TypeAlias = v1beta1.Workload | v1beta2.Workload
+    LocalQueue: TypeAlias = v1beta1.LocalQueue | v1beta2.LocalQueue
+    ClusterQueue: TypeAlias = v1beta1.ClusterQueue | v1beta2.ClusterQueue
+    ResourceFlavor: TypeAlias = v1beta1.ResourceFlavor | v1beta2.ResourceFlavor
+    WorkloadPriorityClass: TypeAlias = v1beta1.WorkloadPriorityClass | v1beta2.WorkloadPriorityClass
 
 __all__ = ["PRIORITY_LABEL", "QUEUE_LABEL", "kueue_model", "kueue_module"]
 
@@ -27,6 +39,27 @@ def kueue_module(version: KueueVersion | Client) -> ModuleType:
     return importlib.import_module(f"flarekit_models.kueue.{chosen}")
 
 
-def kueue_model(version: KueueVersion | Client, name: str) -> Any:
-    """One model class (``"LocalQueue"``, ``"ClusterQueueSpec"``, ...) of that version."""
-    return getattr(kueue_module(version), name)
+@overload
+def kueue_model(version: KueueVersion | Client, name: Literal["Workload"]) -> type[Workload]: ...
+@overload
+def kueue_model(
+    version: KueueVersion | Client, name: Literal["LocalQueue"]
+) -> type[LocalQueue]: ...
+@overload
+def kueue_model(
+    version: KueueVersion | Client, name: Literal["ClusterQueue"]
+) -> type[ClusterQueue]: ...
+@overload
+def kueue_model(
+    version: KueueVersion | Client, name: Literal["ResourceFlavor"]
+) -> type[ResourceFlavor]: ...
+@overload
+def kueue_model(
+    version: KueueVersion | Client, name: Literal["WorkloadPriorityClass"]
+) -> type[WorkloadPriorityClass]: ...
+@overload
+def kueue_model(version: KueueVersion | Client, name: str) -> type[KubeResource]: ...
+def kueue_model(version: KueueVersion | Client, name: str) -> type[KubeResource]:
+    """The resource class of kind `name` (``"LocalQueue"``, ...) of that version."""
+    model: type[KubeResource] = getattr(kueue_module(version), name)
+    return model

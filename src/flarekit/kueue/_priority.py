@@ -7,8 +7,8 @@ changing how the kubelet or scheduler treat the pods (a PriorityClass would).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from flarekit._json import JsonObject
 from flarekit._validation import ValidationReport, check_dns1123_subdomain
 from flarekit.client._served import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
@@ -46,5 +46,5 @@ class WorkloadPriorityClassSpec(KueueObjectSpec):
                 f"a string of at most {_MAX_DESCRIPTION} characters, or None",
             )
 
-    def _content(self, version: KueueVersion) -> dict[str, Any]:
+    def _content(self, version: KueueVersion) -> JsonObject:
         return drop_none({"value": self.value, "description": self.description})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit._validation import (
     ConfigError,
@@ -117,7 +117,7 @@ def _local_queues(client: Client, namespace: str) -> list[tuple[str, dict[str, s
     kind = kueue_model(client, "LocalQueue")
     out = []
     for queue in client.list(kind, namespace=namespace):
-        meta: Any = queue.metadata
+        meta = queue.metadata
         if meta is not None and meta.name:
             out.append((str(meta.name), dict(meta.annotations or {})))
     return out

@@ -9,8 +9,9 @@ reaches a cluster, and the same description renders for Kueue ``v1beta2`` or ``v
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import ValidationReport
 from flarekit.client._served import KUEUE_GROUP, KUEUE_VERSIONS, KueueVersion
 from flarekit.kueue._models import kueue_model
@@ -48,17 +49,17 @@ class KueueObjectSpec:
     def _check(self, report: ValidationReport) -> None:
         raise NotImplementedError
 
-    def _content(self, version: KueueVersion) -> dict[str, Any]:
+    def _content(self, version: KueueVersion) -> JsonObject:
         """The object's JSON without apiVersion, kind and metadata."""
         raise NotImplementedError
 
-    def _metadata(self) -> dict[str, Any]:
+    def _metadata(self) -> JsonObject:
         return {"name": self.name}
 
-    def to_dict(self, version: KueueVersion = "v1beta2") -> dict[str, Any]:
+    def to_dict(self, version: KueueVersion = "v1beta2") -> JsonObject:
         """Kubernetes JSON of this object in Kueue API `version`."""
         chosen = check_version(version)
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "apiVersion": f"{KUEUE_GROUP}/{chosen}",
             "kind": self.kind,
             "metadata": self._metadata(),
@@ -79,6 +80,6 @@ class KueueObjectSpec:
         return to_yaml(self.render(version))
 
 
-def drop_none(values: Mapping[str, Any]) -> dict[str, Any]:
+def drop_none(values: Mapping[str, JsonValue]) -> JsonObject:
     """The entries that are set."""
     return {k: v for k, v in values.items() if v is not None}

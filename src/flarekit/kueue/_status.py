@@ -10,9 +10,9 @@ may not read (ClusterQueues are cluster-scoped; many users may only read their n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from flarekit._tables import HtmlStatus, html_table, text_table
 from flarekit.client._errors import Forbidden, NotFound
@@ -22,6 +22,8 @@ from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, DEFAULT_QUEUE_NAME
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
+    from flarekit.kueue._models import ClusterQueue, LocalQueue
+    from flarekit_models.meta.v1 import Condition
 
 __all__ = ["QueueList", "QueueStatus", "ResourceUsage", "list_queues", "queue_status"]
 
@@ -135,37 +137,65 @@ class QueueList(list[QueueStatus]):
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _condition(obj: Any, type_: str) -> Any:
-    status = getattr(obj, "status", None)
-    return next((c for c in getattr(status, "conditions", None) or [] if c.type == type_), None)
+class _Amount(Protocol):
+    """One resource of a flavor in a usage list (either Kueue version, either queue kind)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def total(self) -> int | str | None: ...
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+class _ClusterAmount(_Amount, Protocol):
+    """One resource of a flavor in a ClusterQueue's usage: borrowed from the cohort too."""
+
+    @property
+    def borrowed(self) -> int | str | None: ...
 
 
-def _usage_map(entries: Iterable[Any] | None) -> dict[tuple[str, str], Any]:
-    return {
-        (str(f.name), str(r.name)): r
-        for f in entries or []
-        for r in (getattr(f, "resources", None) or [])
-    }
+class _FlavorAmounts(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def resources(self) -> Sequence[_Amount]: ...
 
 
-def _text(value: Any) -> str | None:
+def _condition(obj: LocalQueue, type_: str) -> Condition | None:
+    conditions = (obj.status.conditions or []) if obj.status is not None else []
+    return next((c for c in conditions if c.type == type_), None)
+
+
+def _usage_map(entries: Sequence[_FlavorAmounts] | None) -> dict[tuple[str, str], _Amount]:
+    return {(str(f.name), str(r.name)): r for f in entries or [] for r in f.resources or []}
+
+
+def _text(value: int | str | None) -> str | None:
     return None if value is None else str(value)
 
 
-def _usage(local: Any, cluster: Any) -> tuple[ResourceUsage, ...]:
-    status = getattr(local, "status", None)
+def _local_usage(local: LocalQueue) -> Sequence[_FlavorAmounts] | None:
+    from flarekit_models.kueue import v1beta1
+
+    status = local.status
+    if status is None:
+        return None
     # v1beta1 calls it flavorUsage, v1beta2 flavorsUsage
-    local_used = _usage_map(
-        getattr(status, "flavors_usage", None) or getattr(status, "flavor_usage", None)
-    )
-    cq_used = _usage_map(getattr(getattr(cluster, "status", None), "flavors_usage", None))
+    if isinstance(status, v1beta1.LocalQueueStatus):
+        return status.flavor_usage
+    return status.flavors_usage
+
+
+def _usage(local: LocalQueue, cluster: ClusterQueue | None) -> tuple[ResourceUsage, ...]:
+    local_used = _usage_map(_local_usage(local))
+    cluster_status = cluster.status if cluster is not None else None
+    cluster_flavors = (cluster_status.flavors_usage or []) if cluster_status is not None else []
+    cq_used: dict[tuple[str, str], _ClusterAmount] = {
+        (str(f.name), str(r.name)): r for f in cluster_flavors for r in f.resources or []
+    }
     keys: list[tuple[str, str]] = []
     quotas: dict[tuple[str, str], str] = {}
-    for group in getattr(getattr(cluster, "spec", None), "resource_groups", None) or []:
+    groups = cluster.spec.resource_groups if cluster is not None and cluster.spec else None
+    for group in groups or []:
         for flavor in group.flavors or []:
             for resource in flavor.resources or []:
                 key = (str(flavor.name), str(resource.name))
@@ -177,43 +207,48 @@ def _usage(local: Any, cluster: Any) -> tuple[ResourceUsage, ...]:
             flavor,
             resource,
             quota=quotas.get((flavor, resource)),
-            used=_text(getattr(cq_used.get((flavor, resource)), "total", None)),
-            borrowed=_text(getattr(cq_used.get((flavor, resource)), "borrowed", None)),
-            queue_used=_text(getattr(local_used.get((flavor, resource)), "total", None)),
+            used=_text(cq_used[key].total) if key in cq_used else None,
+            borrowed=_text(cq_used[key].borrowed) if key in cq_used else None,
+            queue_used=_text(local_used[key].total) if key in local_used else None,
         )
-        for flavor, resource in keys
+        for key in keys
+        for flavor, resource in (key,)
     )
 
 
-def _status_of(local: Any, cluster: Any) -> QueueStatus:
+def _status_of(local: LocalQueue, cluster: ClusterQueue | None) -> QueueStatus:
     meta = local.metadata
-    spec = getattr(local, "spec", None)
-    status = getattr(local, "status", None)
+    name = str(meta.name if meta is not None else "")
+    status = local.status
     active = _condition(local, "Active")
-    annotations: Mapping[str, str] = getattr(meta, "annotations", None) or {}
-    marked = str(annotations.get(DEFAULT_QUEUE_ANNOTATION, "")).lower() == "true"
+    annotations = (meta.annotations if meta is not None else None) or {}
+    marked = annotations.get(DEFAULT_QUEUE_ANNOTATION, "").lower() == "true"
     return QueueStatus(
-        name=str(meta.name),
-        namespace=str(meta.namespace or ""),
-        cluster_queue=str(getattr(spec, "cluster_queue", None) or ""),
+        name=name,
+        namespace=str((meta.namespace if meta is not None else None) or ""),
+        cluster_queue=str((local.spec.cluster_queue if local.spec is not None else None) or ""),
         active=None if active is None else str(active.status) == "True",
         message="" if active is None or str(active.status) == "True" else str(active.message),
-        pending=_int(getattr(status, "pending_workloads", None)),
-        admitted=_int(getattr(status, "admitted_workloads", None)),
-        reserving=_int(getattr(status, "reserving_workloads", None)),
-        default=marked or meta.name == DEFAULT_QUEUE_NAME,
+        pending=status.pending_workloads if status is not None else None,
+        admitted=status.admitted_workloads if status is not None else None,
+        reserving=status.reserving_workloads if status is not None else None,
+        default=marked or name == DEFAULT_QUEUE_NAME,
         usage=_usage(local, cluster),
     )
 
 
-def _cluster_queues(client: Client, names: set[str]) -> dict[str, Any]:
+def _name(obj: LocalQueue | ClusterQueue) -> str:
+    return str((obj.metadata.name if obj.metadata is not None else None) or "")
+
+
+def _cluster_queues(client: Client, names: set[str]) -> dict[str, ClusterQueue]:
     """The named ClusterQueues the user may read (one list, else one get each)."""
     kind = kueue_model(client, "ClusterQueue")
     try:
-        return {str(q.metadata.name): q for q in client.list(kind) if q.metadata.name in names}
+        return {_name(q): q for q in client.list(kind) if _name(q) in names}
     except Forbidden:
         pass
-    found: dict[str, Any] = {}
+    found: dict[str, ClusterQueue] = {}
     for name in sorted(names):
         try:
             found[name] = client.get(kind, name)
@@ -229,13 +264,13 @@ def list_queues(client: Client, namespace: str | None = None) -> QueueList:
     where = namespace or client.namespace or "default"
     locals_ = sorted(
         client.list(kind, namespace=where),
-        key=lambda q: (str(q.metadata.namespace), str(q.metadata.name)),
+        key=lambda q: (str(q.metadata.namespace if q.metadata else None), _name(q)),
     )
-    wanted = {str(q.spec.cluster_queue) for q in locals_ if q.spec and q.spec.cluster_queue}
+    queues = [(q, q.spec.cluster_queue if q.spec is not None else None) for q in locals_]
+    wanted = {str(cq) for _, cq in queues if cq}
     clusters = _cluster_queues(client, wanted) if wanted else {}
     return QueueList(
-        (_status_of(q, clusters.get(str(getattr(q.spec, "cluster_queue", "")))) for q in locals_),
-        namespace=where,
+        (_status_of(q, clusters.get(str(cq or ""))) for q, cq in queues), namespace=where
     )
 
 
@@ -244,6 +279,6 @@ def queue_status(client: Client, name: str, namespace: str | None = None) -> Que
     if namespace == ALL_NAMESPACES:
         raise ValueError("queue_status needs one namespace, not all of them")
     local = client.get(kueue_model(client, "LocalQueue"), name, namespace=namespace)
-    wanted = getattr(local.spec, "cluster_queue", None)
+    wanted = local.spec.cluster_queue if local.spec is not None else None
     clusters = _cluster_queues(client, {str(wanted)}) if wanted else {}
     return _status_of(local, clusters.get(str(wanted)))

@@ -8,16 +8,18 @@ to the job; a job owned by another job (a RayJob's RayCluster) is queued through
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from flarekit._objects import metadata_of
 from flarekit.client._served import NotServed
 from flarekit.kueue._models import kueue_model
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
+    from flarekit.kueue._models import Workload
     from flarekit_models._base import KubeResource
+    from flarekit_models.meta.v1 import Condition, OwnerReference
 
 __all__ = ["JOB_UID_LABEL", "AdmissionState", "State", "admission_state", "workload_for"]
 
@@ -63,58 +65,61 @@ class AdmissionState:
         return f"{text} ({why})" if why else text
 
 
-def _conditions(workload: Any) -> dict[str, Any]:
-    status = getattr(workload, "status", None)
-    return {str(c.type): c for c in (getattr(status, "conditions", None) or []) if c.type}
+def _conditions(workload: Workload) -> dict[str, Condition]:
+    status = workload.status
+    return {str(c.type): c for c in (status.conditions or [] if status else []) if c.type}
 
 
-def _is_true(condition: Any) -> bool:
+def _is_true(condition: Condition | None) -> bool:
     return condition is not None and str(condition.status) == "True"
 
 
-def admission_state(workload: KubeResource) -> AdmissionState:
+def admission_state(workload: Workload) -> AdmissionState:
     """The admission state of a Workload (either served version); a fresh Workload without
     status is pending."""
-    meta: Any = getattr(workload, "metadata", None)
-    spec: Any = getattr(workload, "spec", None)
-    status: Any = getattr(workload, "status", None)
-    admission: Any = getattr(status, "admission", None)
+    meta, spec, status = workload.metadata, workload.spec, workload.status
+    admission = status.admission if status is not None else None
     flavors: dict[str, str] = {}
-    for assignment in getattr(admission, "pod_set_assignments", None) or []:
+    for assignment in (admission.pod_set_assignments or []) if admission is not None else []:
         flavors.update({str(k): str(v) for k, v in (assignment.flavors or {}).items()})
-    common: dict[str, Any] = {
-        "workload": str(getattr(meta, "name", None) or ""),
-        "namespace": str(getattr(meta, "namespace", None) or ""),
-        "local_queue": str(getattr(spec, "queue_name", None) or ""),
-        "cluster_queue": str(getattr(admission, "cluster_queue", None) or ""),
-        "flavors": flavors,
-    }
+    name = meta.name if meta is not None else None
+    namespace = meta.namespace if meta is not None else None
+    local_queue = spec.queue_name if spec is not None else None
+    cluster_queue = admission.cluster_queue if admission is not None else None
     conditions = _conditions(workload)
-    chosen: tuple[State, Any]
-    if _is_true(conditions.get("Finished")):
-        chosen = ("finished", conditions["Finished"])
-    elif _is_true(conditions.get("Admitted")):
-        chosen = ("admitted", conditions["Admitted"])
-    elif _is_true(conditions.get("Evicted")):
-        chosen = ("evicted", conditions["Evicted"])
-    elif _is_true(conditions.get("QuotaReserved")):
-        chosen = ("quota_reserved", conditions["QuotaReserved"])
-    else:
-        waiting = conditions.get("QuotaReserved") or conditions.get("Requeued")
-        if waiting is None:
-            return AdmissionState(
-                "pending", "", "Kueue has not looked at this Workload yet", **common
-            )
-        chosen = ("pending", waiting)
+    chosen: tuple[State, Condition | None] = next(
+        ((state, conditions[t]) for state, t in _STATES if _is_true(conditions.get(t))),
+        ("pending", conditions.get("QuotaReserved") or conditions.get("Requeued")),
+    )
     state, condition = chosen
     return AdmissionState(
-        state, str(condition.reason or ""), str(condition.message or ""), **common
+        state,
+        str(condition.reason or "") if condition is not None else "",
+        (
+            str(condition.message or "")
+            if condition is not None
+            else "Kueue has not looked at this Workload yet"
+        ),
+        workload=str(name or ""),
+        namespace=str(namespace or ""),
+        local_queue=str(local_queue or ""),
+        cluster_queue=str(cluster_queue or ""),
+        flavors=flavors,
     )
 
 
-def _uids(obj: Any) -> list[str]:
+#: The conditions that decide a Workload's state, the first true one winning.
+_STATES: tuple[tuple[State, str], ...] = (
+    ("finished", "Finished"),
+    ("admitted", "Admitted"),
+    ("evicted", "Evicted"),
+    ("quota_reserved", "QuotaReserved"),
+)
+
+
+def _uids(obj: KubeResource) -> list[str]:
     """The job's UID, then its controller's (a job owned by a job is queued through it)."""
-    meta: Any = getattr(obj, "metadata", None)
+    meta = metadata_of(obj)
     if meta is None:
         return []
     uids = [str(meta.uid)] if meta.uid else []
@@ -124,20 +129,22 @@ def _uids(obj: Any) -> list[str]:
     return uids
 
 
-def _newest(workloads: Iterable[Any]) -> Any:
-    return max(
-        workloads,
-        key=lambda w: str(getattr(w.metadata, "creation_timestamp", None) or ""),
-        default=None,
-    )
+def _created(workload: Workload) -> str:
+    meta = workload.metadata
+    return str((meta.creation_timestamp if meta is not None else None) or "")
 
 
-def workload_for(client: Client, obj: KubeResource) -> Any | None:
+def _owners(workload: Workload) -> list[OwnerReference]:
+    meta = workload.metadata
+    return list((meta.owner_references or []) if meta is not None else [])
+
+
+def workload_for(client: Client, obj: KubeResource) -> Workload | None:
     """The Workload Kueue made for a job object as read from the cluster (a RayCluster,
     RayJob, TrainJob, AppWrapper, ...), or None: not queued, not yet seen by Kueue, not yet
     created (no UID), or Kueue not installed."""
-    meta: Any = getattr(obj, "metadata", None)
-    namespace = getattr(meta, "namespace", None)
+    meta = metadata_of(obj)
+    namespace = meta.namespace if meta is not None else None
     uids = _uids(obj)
     if not uids or not namespace:
         return None
@@ -148,13 +155,10 @@ def workload_for(client: Client, obj: KubeResource) -> Any | None:
     for uid in uids:
         labelled = list(client.list(kind, namespace=namespace, label_selector={JOB_UID_LABEL: uid}))
         if labelled:
-            return _newest(labelled)
+            return max(labelled, key=_created)
     owned = [
         w
         for w in client.list(kind, namespace=namespace)
-        if any(
-            ref.uid in uids and ref.controller
-            for ref in (getattr(w.metadata, "owner_references", None) or [])
-        )
+        if any(ref.uid in uids and ref.controller for ref in _owners(w))
     ]
-    return _newest(owned) if owned else None
+    return max(owned, key=_created) if owned else None
