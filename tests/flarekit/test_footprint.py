@@ -83,7 +83,8 @@ def test_the_count_follows_extras_and_markers() -> None:
 
 def test_the_first_cell_builds_no_pydantic_schema_and_the_deferred_ones_work() -> None:
     # The client's list, status and watch containers build their validators on first use,
-    # not while the README's first cell imports (that also spares pydantic's plugin scan).
+    # not while the README's first cell imports (that also spares pydantic's plugin scan);
+    # the close-match finder for misspelt parameters loads when one is misspelt.
     code = (
         "import sys\n"
         "from flarekit import Client, Cluster, ClusterConfiguration, TrainJob, list_queues\n"
@@ -95,6 +96,7 @@ def test_the_first_cell_builds_no_pydantic_schema_and_the_deferred_ones_work() -
         "built = [c.__qualname__ for c in subclasses(pydantic.BaseModel)\n"
         "         if c.__dict__.get('__pydantic_complete__')]\n"
         "assert built == [], built\n"
+        "assert 'difflib' not in sys.modules  # loaded for a wrong parameter name only\n"
         "from flarekit.client._codec import ResourceList, StatusBody, WatchLine, decode_page\n"
         "from flarekit.client._codec import object_or_status\n"
         "from flarekit_models.ray.v1 import RayCluster\n"
