@@ -20,7 +20,6 @@ an unknown key, and objects as deep as the API server accepts are read and writt
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import threading
 import typing
@@ -210,6 +209,8 @@ class KubeModel(BaseModel):
                 raise _depth_error(cls, too_deep.path) from None
             return cls.model_validate(data, **options, extra=extra)
         if state is not None and (state.extras or state.deep):
+            import json  # here, not at import: most model imports never read JSON text
+
             _after(cls, result, json.loads(json_data), state)
         return result
 

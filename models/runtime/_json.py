@@ -16,13 +16,9 @@ depth; :func:`deepest` finds where an object nests too deeply.
 from __future__ import annotations
 
 import contextvars
-import json
-import json.decoder
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic_core import PydanticCustomError
@@ -47,8 +43,29 @@ SHALLOW = 200
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 Path = tuple[str | int, ...]
-#: The standard library's JSON string reader (its C version where present).
-scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+# What reading and writing need is bound by _ready() on first use, not at import: importing
+# the json package and compiling the patterns cost more than the rest of this module, and
+# every model import loads this module while few processes read or write deep JSON here.
+#: The standard library's JSON string reader and writer (their C versions where present).
+_scanstring: Callable[[str, int, bool], tuple[str, int]]
+_encode_basestring: Callable[[str], str]
+_WHITESPACE: re.Pattern[str]
+_NUMBER: re.Pattern[str]
+
+
+def _ready() -> None:
+    """Bind the reader's and writer's helpers (once; a second binding is harmless)."""
+    global _scanstring, _encode_basestring, _WHITESPACE, _NUMBER
+    if "_NUMBER" in globals():
+        return
+    import json.decoder
+    import json.encoder
+
+    _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+    _encode_basestring = json.encoder.encode_basestring
+    _WHITESPACE = re.compile(r"[ \t\n\r]*")
+    _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
 class JsonDepthError(ValueError):
@@ -80,14 +97,17 @@ def render_path(path: Path, limit: int = 8) -> str:
 
 
 # --------------------------------------------------------------------------- one validation
-@dataclass
 class ValidationPass:
     """What the validators of one ``model_validate`` call noticed, for the checks that need
-    the whole object: deep free-form values, and unknown keys."""
+    the whole object: deep free-form values, and unknown keys. (A plain class: a dataclass
+    would be built while the module is imported, by every model import.)"""
 
-    deep: bool = False
-    extras: bool = False
-    notes: list[Any] = field(default_factory=list)
+    __slots__ = ("deep", "extras", "notes")
+
+    def __init__(self, deep: bool = False, extras: bool = False) -> None:
+        self.deep = deep
+        self.extras = extras
+        self.notes: list[Any] = []
 
 
 _PASS: contextvars.ContextVar[ValidationPass | None] = contextvars.ContextVar(
@@ -226,8 +246,6 @@ def _plain(value: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- reading
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 
 
@@ -241,6 +259,7 @@ class _Syntax(ValueError):
 def loads(text: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON of any depth up to ``max_depth`` without recursion (a repeated key: the
     last wins, as in Go); deeper input raises :class:`JsonDepthError` as soon as it is seen."""
+    _ready()
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8")
     end = len(text)
@@ -265,7 +284,7 @@ def loads(text: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
                     pos = _read_key(text, pos, stack[-1])
                 continue
         elif char == '"':
-            value, pos = scanstring(text, pos + 1, True)
+            value, pos = _scanstring(text, pos + 1, True)
         elif char == "-" or "0" <= char <= "9":
             found = _NUMBER.match(text, pos)
             if found is None:
@@ -335,7 +354,7 @@ def _open_path(stack: list[list[Any]]) -> Path:
 def _read_key(text: str, pos: int, top: list[Any]) -> int:
     if pos >= len(text) or text[pos] != '"':
         raise _Syntax("expected a string key", text, pos)
-    key, pos = scanstring(text, pos + 1, True)
+    key, pos = _scanstring(text, pos + 1, True)
     pos = _skip(text, pos)
     if pos >= len(text) or text[pos] != ":":
         raise _Syntax("expected ':'", text, pos)
@@ -347,6 +366,7 @@ def _read_key(text: str, pos: int, top: list[Any]) -> int:
 def dumps(value: Any) -> str:
     """Compact JSON text of data of any depth (as ``json.dumps`` with no spaces and
     non-ASCII kept, which recurses and stops at about 1,000 levels)."""
+    _ready()
     out: list[str] = []
     stack: list[Iterator[str]] = [_tokens(value)]
     while stack:
@@ -362,9 +382,13 @@ def dumps(value: Any) -> str:
     return "".join(out)
 
 
-@dataclass(frozen=True)
 class _Nested:
-    value: Any
+    """A container met while writing: the writer's loop descends into it (no recursion)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def _tokens(value: Any) -> Iterator[Any]:
@@ -373,7 +397,7 @@ def _tokens(value: Any) -> Iterator[Any]:
         for index, (key, child) in enumerate(value.items()):
             if not isinstance(key, str):
                 raise TypeError(f"keys must be strings, not {type(key).__name__}")
-            yield ("," if index else "") + encode_basestring(key) + ":"
+            yield ("," if index else "") + _encode_basestring(key) + ":"
             yield from _scalar_or_nested(child)
         yield "}"
     elif isinstance(value, list | tuple):
@@ -391,9 +415,11 @@ def _scalar_or_nested(value: Any) -> Iterator[Any]:
     if isinstance(value, dict | list | tuple):
         yield _Nested(value)
     elif isinstance(value, str):
-        yield encode_basestring(value)
-    elif value is None or isinstance(value, bool):
-        yield json.dumps(value)
+        yield _encode_basestring(value)
+    elif value is None:
+        yield "null"
+    elif isinstance(value, bool):
+        yield "true" if value else "false"
     elif isinstance(value, int):
         yield int.__repr__(value)
     elif isinstance(value, float):

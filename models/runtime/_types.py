@@ -10,7 +10,6 @@ parses it, no NaN or Infinity since JSON has none), the same rule is here.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import re
@@ -317,6 +316,8 @@ def _scalar_key(value: object) -> object:
     if kind is str or kind is int or kind is bool or value is None:
         return (kind, value)
     if isinstance(value, dict | list):
+        import json  # here, not at import: every model import loads this module
+
         return ("json", json.dumps(value, sort_keys=True, separators=(",", ":"), default=_as_json))
     if hasattr(value, "to_dict"):
         return _scalar_key(value.to_dict())

@@ -79,3 +79,35 @@ def test_the_count_follows_extras_and_markers() -> None:
     assert not {"pytest", "mypy", "jinja2", "cryptography"} & set(found)
     # the closure follows requirements: pydantic brings its compiled core
     assert "pydantic-core" in found
+
+
+def test_the_first_cell_builds_no_pydantic_schema_and_the_deferred_ones_work() -> None:
+    # The client's list, status and watch containers build their validators on first use,
+    # not while the README's first cell imports (that also spares pydantic's plugin scan);
+    # the close-match finder for misspelt parameters loads when one is misspelt.
+    code = (
+        "import sys\n"
+        "from flarekit import Client, Cluster, ClusterConfiguration, TrainJob, list_queues\n"
+        "import pydantic\n"
+        "def subclasses(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from subclasses(sub)\n"
+        "built = [c.__qualname__ for c in subclasses(pydantic.BaseModel)\n"
+        "         if c.__dict__.get('__pydantic_complete__')]\n"
+        "assert built == [], built\n"
+        "assert 'difflib' not in sys.modules  # loaded for a wrong parameter name only\n"
+        "from flarekit.client._codec import ResourceList, StatusBody, WatchLine, decode_page\n"
+        "from flarekit.client._codec import object_or_status\n"
+        "from flarekit_models.ray.v1 import RayCluster\n"
+        'page = decode_page(ResourceList[RayCluster], b\'{"metadata": {"continue": "t"},\'\n'
+        '    b\' "items": [{"metadata": {"name": "a"}, "x-kept": 1}]}\')\n'
+        "assert page.metadata.continue_ == 't' and type(page.items[0]) is RayCluster\n"
+        "assert page.items[0].to_dict()['x-kept'] == 1\n"
+        "line = WatchLine[RayCluster].model_validate_json(\n"
+        '    b\'{"type": "ERROR", "object": {"kind": "Status", "code": 410}}\')\n'
+        "assert isinstance(line.object, StatusBody) and line.object.code == 410\n"
+        "gone = object_or_status(RayCluster).validate_python({'kind': 'Status', 'code': 200})\n"
+        "assert isinstance(gone, StatusBody)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

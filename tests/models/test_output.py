@@ -141,3 +141,22 @@ def test_first_use_resolves_lazy_types_across_modules() -> None:
         "assert not any(m.startswith('flarekit_models.kueue') for m in sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_importing_a_kind_leaves_the_json_package_for_first_use() -> None:
+    # The JSON reader and writer bind the json package's helpers on first use; a model
+    # import does not load it, and reading and writing still work afterwards.
+    code = (
+        "import sys\n"
+        "from flarekit_models.ray.v1 import RayCluster\n"
+        "assert not [m for m in sys.modules if m == 'json' or m.startswith('json.')], 'json'\n"
+        "from flarekit_models._json import dumps, loads\n"
+        "data = {'a': None, 'b': [True, False, 1, 2.5, 'é\\\\n\"'], 'c': {'d': {}}}\n"
+        "assert loads(dumps(data)) == data\n"
+        'text = \'{"metadata": {"name": "x"}, "x-note": [1, {"y": null}]}\'\n'
+        "c = RayCluster.model_validate_json(text)\n"
+        "assert c.to_dict()['x-note'] == [1, {'y': None}], c.to_dict()\n"
+        "import json\n"
+        "assert dumps(data) == json.dumps(data, separators=(',', ':'), ensure_ascii=False)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

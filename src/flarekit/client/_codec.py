@@ -36,7 +36,7 @@ R = TypeVar("R", bound=KubeResource)
 
 
 class ListMeta(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 
     resource_version: str = Field("", alias="resourceVersion")
     continue_: str = Field("", alias="continue")
@@ -46,7 +46,7 @@ class ListMeta(BaseModel):
 class ResourceList(BaseModel, Generic[R]):
     """`<Kind>List`: one page of a list response."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     metadata: ListMeta = Field(default_factory=lambda: ListMeta())
     items: list[R] | None = None
@@ -55,7 +55,7 @@ class ResourceList(BaseModel, Generic[R]):
 class StatusBody(BaseModel):
     """A `Status` object: in a delete answer, or a watch `ERROR` event."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     kind: Literal["Status"]
     code: int = 0
@@ -64,7 +64,7 @@ class StatusBody(BaseModel):
 class WatchLine(BaseModel, Generic[R]):
     """One line of a watch stream: `{"type": ..., "object": ...}`."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     type: str
     object: R | StatusBody

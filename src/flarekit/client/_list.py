@@ -9,7 +9,7 @@ and `resource_version` is the version to start a watch from without missing anyt
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from flarekit.client._codec import ResourceList
 from flarekit_models._base import KubeResource
@@ -18,8 +18,11 @@ __all__ = ["ListIterator"]
 
 R = TypeVar("R", bound=KubeResource)
 
-#: Fetches one page given the continue token ("" for the first page).
-PageFetcher = Callable[[str], ResourceList[R]]
+if TYPE_CHECKING:
+    # Only for type checkers: subscripting the pydantic generic at run time would build its
+    # schema (and load pydantic's plugins) while the module is imported.
+    #: Fetches one page given the continue token ("" for the first page).
+    PageFetcher = Callable[[str], ResourceList[R]]
 
 
 class ListIterator(Generic[R]):

@@ -11,7 +11,6 @@ each with the parameter to use) that is also a `TypeError`, so code catching eit
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from collections.abc import Callable
 from typing import TypeVar
@@ -47,6 +46,8 @@ def _problem(subject: str, name: str, value: object, known: list[str]) -> Proble
             "CodeFlare SDK's old name, not a ClusterConfiguration parameter",
             CODEFLARE_NAMES[name],
         )
+    import difflib  # here: only a wrong name needs it, and the facade imports this module
+
     close = difflib.get_close_matches(name, known, n=3)
     hint = " or ".join(close) if close else f"one of {', '.join(known)}"
     return Problem(name, value, f"not a {subject} parameter", hint)
