@@ -20,7 +20,9 @@ import kubernetes
 import pytest
 
 from flarekit import Client, Forbidden, from_kubeconfig, from_token
+from flarekit.client._pods import read_logs
 from flarekit.testing import ComponentFailed, ControlPlane, NotSupportedByRealServer, rule
+from flarekit.testing._cp_kwok import SIMULATED_LOG
 from flarekit_models.kueue.v1beta2 import LocalQueue
 
 
@@ -291,6 +293,22 @@ def test_pod_is_scheduled_and_runs(control_plane: ControlPlane, namespace: str) 
     assert pod["status"]["podIP"].startswith("10.244.")
     ready = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
     assert ready["Ready"] == "True"
+
+
+def test_a_pod_on_a_fake_node_logs_only_that_it_is_simulated(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """`pods/log` goes from the API server to the node's kubelet port, where KWOK answers as
+    the kubelet would: with the note that the pod is simulated, and nothing invented."""
+    for node in control_plane.objects("nodes"):
+        assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] not in (0, 10250)
+    control_plane.add_pod(namespace, "p", phase="Running")
+    core = kubernetes.client.CoreV1Api(control_plane.api_client())
+    assert core.read_namespaced_pod_log("p", namespace).splitlines() == list(SIMULATED_LOG)
+    stamped = core.read_namespaced_pod_log("p", namespace, timestamps=True)
+    assert stamped.split(" ", 1)[1].splitlines()[0] == SIMULATED_LOG[0]
+    with Client(from_kubeconfig(control_plane.kubeconfig_path)) as client:
+        assert read_logs(client, namespace, "p", tail=1) == SIMULATED_LOG[-1] + "\n"
 
 
 def test_pod_asking_for_more_than_any_node_has_stays_pending(
