@@ -166,7 +166,12 @@ def admin_setup(fc: FakeCluster, namespace: str) -> None:
         fc.create(
             {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
         )
-        quota = [{"name": r, "nominalQuota": "1000"} for r in ("cpu", "memory")]
+        # Quota enough for everything (memory "1000" would be 1000 bytes, which the real Kueue
+        # enforces: the simulated one does not check amounts).
+        quota = [
+            {"name": "cpu", "nominalQuota": "1000"},
+            {"name": "memory", "nominalQuota": "1000Gi"},
+        ]
         group = {
             "coveredResources": ["cpu", "memory"],
             "flavors": [{"name": "default-flavor", "resources": quota}],

@@ -375,6 +375,33 @@ def test_job_pod_asked_to_fail_fails_the_job(control_plane: ControlPlane, namesp
     assert state["exitCode"] == 3
 
 
+def test_a_followed_log_on_a_fake_node_stays_open_after_the_pod_ended(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """A kubelet ends a followed log when the container stops; KWOK cannot tell that it did,
+    so the stream stays open (docs/operators.md: read such logs without following)."""
+    import urllib3
+
+    control_plane.create(_job("followed", namespace))
+    _eventually(lambda: "Complete" in _job_condition(control_plane, "followed", namespace))
+    [pod] = [
+        p["metadata"]["name"]
+        for p in control_plane.objects("pods", namespace)
+        if p["metadata"].get("labels", {}).get("job-name") == "followed"
+    ]
+    core = kubernetes.client.CoreV1Api(control_plane.api_client())
+    response = core.read_namespaced_pod_log(
+        pod, namespace, follow=True, _preload_content=False, _request_timeout=(10, 3)
+    )
+    try:
+        chunks = response.stream(1024)
+        assert next(chunks).decode().splitlines() == list(SIMULATED_LOG)
+        with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+            next(chunks)  # still open, three seconds after the pod ended
+    finally:
+        response.close()
+
+
 def test_garbage_collector_deletes_dependents(control_plane: ControlPlane, namespace: str) -> None:
     owner = control_plane.create(
         {
