@@ -54,8 +54,8 @@ NODES = (
 )
 
 
-#: Kueue releases without an integration for Trainer's TrainJob (the pinned Kueue v0.14.8 has one):
-#: a queued TrainJob stays suspended there, with no Workload, so the job is not queued.
+#: Kueue releases without an integration for Trainer's TrainJob (the pinned Kueue v0.14.8 has
+#: one): a queued TrainJob stays suspended there, with no Workload, so the job is not queued.
 KUEUE_WITHOUT_TRAINJOB = ("v0.10.6",)
 
 
