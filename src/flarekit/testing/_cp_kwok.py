@@ -18,12 +18,19 @@ The life of a pod on a fake node (KWOK "stages", written here as flarekit's own 
   bare pods) keep running;
 - a pod being deleted is removed at once, as after a kubelet's graceful shutdown (its
   finalizers, if any, still hold it until their owners remove them).
+
+Logs: the nodes report KWOK's server as their kubelet endpoint, so the API server's
+`pods/log` reaches it as it would reach a kubelet, and KWOK answers for every container with
+the same text (:data:`SIMULATED_LOG`, a KWOK `ClusterLogs` rule): that the pod is simulated and
+no process ran in it. Nothing else is invented: no container of these pods prints anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -32,6 +39,11 @@ JSON = dict[str, Any]
 EXIT_CODE_ENV = "FLAREKIT_SIMULATED_EXIT_CODE"
 DURATION_ENV = "FLAREKIT_SIMULATED_DURATION"
 NODE_LABEL = "flarekit.dev/simulated-node"
+#: What every container on a fake node has in its log (KWOK serves it as the kubelet would).
+SIMULATED_LOG = (
+    "[simulated pod] This pod ran on a KWOK node of flarekit's test control plane: its "
+    "containers were never started, so they wrote no output.",
+)
 
 
 @dataclass(frozen=True)
@@ -335,7 +347,28 @@ def stages(pod_run_time: float) -> list[JSON]:
     ]
 
 
-def configuration(pod_run_time: float) -> str:
-    """KWOK's configuration file: the stages, as one YAML stream (its options keep their
-    defaults; the command line sets the rest)."""
-    return yaml.safe_dump_all(stages(pod_run_time), sort_keys=False)
+def write_simulated_log(path: Path) -> Path:
+    """The log file KWOK serves for every container, in the container runtime's log format
+    (a kubelet reads the same format); its lines carry the time they were written."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    path.write_text("".join(f"{now} stdout F {line}\n" for line in SIMULATED_LOG))
+    return path
+
+
+def cluster_logs(log_file: Path) -> JSON:
+    """A KWOK `ClusterLogs` rule: every container of every pod logs `log_file`."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "ClusterLogs",
+        "metadata": {"name": "flarekit-simulated-pods"},
+        "spec": {"selector": {}, "logs": [{"logsFile": str(log_file)}]},
+    }
+
+
+def configuration(pod_run_time: float, log_file: Path | None = None) -> str:
+    """KWOK's configuration file: the stages (and, with `log_file`, the logs rule), as one
+    YAML stream (its options keep their defaults; the command line sets the rest)."""
+    documents = stages(pod_run_time)
+    if log_file is not None:
+        documents.append(cluster_logs(log_file))
+    return yaml.safe_dump_all(documents, sort_keys=False)

@@ -136,11 +136,18 @@ def _internal_certs_off(document: JSON, context: Context) -> None:
 
 APPWRAPPER_FRAMEWORK = "workload.codeflare.dev/appwrapper"
 APPWRAPPER_EXTERNAL = "AppWrapper.v1beta2.workload.codeflare.dev"
+PYTORCHJOB_FRAMEWORK = "kubeflow.org/pytorchjob"
 
 
 def _kueue(document: JSON, context: Context) -> None:
     _leader_election_off(document, context)
     integrations = document.setdefault("integrations", {})
+    frameworks = integrations.setdefault("frameworks", [])
+    if "training-operator" in context.families and PYTORCHJOB_FRAMEWORK not in frameworks:
+        # Kueue v0.19's default configuration leaves the training-operator's kinds out (its
+        # manifests keep them as comments): an admin who runs it enables them, as here.
+        frameworks.append(PYTORCHJOB_FRAMEWORK)
+        context.notes.append("PyTorchJob integration enabled")
     if "appwrapper" in context.families and APPWRAPPER_FRAMEWORK not in (
         integrations.get("frameworks") or []
     ):

@@ -8,7 +8,8 @@ and reading its logs, and a teardown that leaves nothing behind.
 
 With no cluster configured it runs on a practice cluster (``flarekit.testing.FakeCluster``
 with simulated operators) in a few seconds; with ``--kubeconfig`` (or
-``$FLAREKIT_KUBECONFIG``) the same steps run on that cluster.
+``$FLAREKIT_KUBECONFIG``) the same steps run on that cluster; with ``--real-stack`` on a real
+control plane with the real operators, started on 127.0.0.1 (``flarekit.testing.ControlPlane``).
 """
 
 from flarekit.walkthrough._main import KUBECONFIG_ENV, main, parser

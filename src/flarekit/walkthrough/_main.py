@@ -1,10 +1,13 @@
 """``python -m flarekit.walkthrough``: where the walkthrough runs, and how it ends.
 
 Without a cluster configured (no ``--kubeconfig`` and no ``FLAREKIT_KUBECONFIG``), it starts
-the practice cluster and runs every step there, the admin setup included. With one, the same
-steps run on that cluster, in the user's namespace and queue, and the admin setup runs only
-with ``--setup-queues``. Either way it tears down what it created, also after a failure, and
-exits 0 only when every step worked and nothing it made is left.
+the practice cluster and runs every step there, the admin setup included. With
+``--real-stack`` it starts a real control plane with the real operators on 127.0.0.1 instead
+(see :mod:`flarekit.walkthrough._realstack`), admin setup included too. With a cluster, the
+same steps run on that cluster, in the user's namespace and queue, and the admin setup runs
+only with ``--setup-queues``. Either way it tears down what it created, also after a failure,
+and exits 0 only when every step worked and (on the clusters it started itself) the check
+that nothing it made is left passes.
 """
 
 from __future__ import annotations
@@ -17,20 +20,23 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from flarekit.walkthrough._footprint import Footprint
 from flarekit.walkthrough._narrate import Narrator
 from flarekit.walkthrough._runtime import RUNTIME_NAME
 from flarekit.walkthrough._steps import Plan, Walkthrough
 
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit.testing import FakeCluster
+    from flarekit.testing import ControlPlane, FakeCluster
 
-__all__ = ["KUBECONFIG_ENV", "main", "parser"]
+__all__ = ["KUBECONFIG_ENV", "main", "parser", "run_tour"]
 
 #: The environment variable that points the walkthrough at a real cluster.
 KUBECONFIG_ENV = "FLAREKIT_KUBECONFIG"
 #: How long the practice cluster may take to remove pods and Workloads after a teardown.
 _SETTLE_SECONDS = 10.0
+#: The same on the real stack, where the garbage collector removes them (seconds).
+REAL_SETTLE_SECONDS = 120.0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,10 +48,19 @@ def parser() -> argparse.ArgumentParser:
             "practice cluster in this process, with simulated operators."
         ),
     )
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--kubeconfig",
         default=os.environ.get(KUBECONFIG_ENV) or None,
         help=f"run on the cluster of this kubeconfig (default: ${KUBECONFIG_ENV})",
+    )
+    where.add_argument(
+        "--real-stack",
+        action="store_true",
+        help="run on a real Kubernetes control plane started on 127.0.0.1 with the real "
+        "Kueue, KubeRay, JobSet and Kubeflow Trainer operators (built by `make "
+        "control-plane`; needs the 'testing' extra). Its nodes are simulated (KWOK): pods "
+        "are scheduled and reported running, but no container runs",
     )
     p.add_argument("--context", help="kubeconfig context (default: the current one)")
     p.add_argument("--namespace", help="where to create things (default: the context's namespace)")
@@ -100,6 +115,26 @@ def _settled(fake: FakeCluster) -> list[str]:
         time.sleep(0.05)
 
 
+def _real_stack(say: Narrator, namespace: str) -> tuple[ControlPlane, Client]:
+    from flarekit import Client, from_kubeconfig
+    from flarekit.walkthrough._realstack import OPERATORS, start_real_stack
+
+    say.say(
+        "--real-stack starts a real Kubernetes control plane on 127.0.0.1 (etcd, "
+        "kube-apiserver, controller-manager, scheduler) with the real Kueue, KubeRay, JobSet "
+        "and Kubeflow Trainer controllers: a minute or more. Its nodes are simulated by KWOK: "
+        "pods are scheduled and reported running, but no container runs."
+    )
+    say.code(f"""
+        plane = ControlPlane(operators={list(OPERATORS)!r}).start()
+        client = Client(from_kubeconfig(plane.kubeconfig_path))
+        """)
+    plane = start_real_stack()
+    releases = ", ".join(f"{family} {version}" for family, version in plane.operators.items())
+    say.done(f"started in {plane.startup_seconds or 0:.0f} s: {releases}")
+    return plane, Client(from_kubeconfig(plane.kubeconfig_path), namespace=namespace)
+
+
 def _run_steps(tour: Walkthrough) -> None:
     tour.setup_queues()
     tour.create_cluster()
@@ -109,19 +144,48 @@ def _run_steps(tour: Walkthrough) -> None:
     tour.watch_job()
 
 
+def run_tour(
+    client: Client,
+    plan: Plan,
+    say: Narrator,
+    footprint: Footprint | None = None,
+    settle: float = REAL_SETTLE_SECONDS,
+) -> tuple[BaseException | None, list[str]]:
+    """Every step, then the teardown (also after a failure), then, with a `footprint` taken
+    before, the check that nothing new is left on the cluster. Returns the step's error, if
+    one failed, and what the teardown could not remove or left behind."""
+    tour = Walkthrough(client, plan, say)
+    error: BaseException | None = None
+    try:
+        _run_steps(tour)
+    except BaseException as exc:
+        error = exc
+    failures = tour.teardown()
+    if footprint is not None:
+        left = footprint.settled(settle, poll=min(plan.poll, 1.0))
+        failures += [f"left behind: {item}" for item in left]
+        if not left:
+            say.done("checked: nothing the walkthrough made is left on the cluster")
+    return error, failures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     say = Narrator()
     fake: FakeCluster | None = None
+    plane: ControlPlane | None = None
     error: BaseException | None = None
     failures: list[str] = []
     try:
         from flarekit import Client, from_kubeconfig
 
-        practice = args.kubeconfig is None
+        real_stack = bool(args.real_stack)
+        practice = args.kubeconfig is None and not real_stack
         say.title("flarekit walkthrough")
         say.step("Connect to a cluster")
-        if practice:
+        if real_stack:
+            plane, client = _real_stack(say, args.namespace or "default")
+        elif practice:
             say.say(
                 "No cluster is configured (no --kubeconfig, no $FLAREKIT_KUBECONFIG), so this "
                 "starts a practice cluster in this process: a Kubernetes API with simulated "
@@ -140,22 +204,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             namespace=client.namespace,
             prefix=args.prefix,
             local_queue=args.local_queue,
-            setup_queues=practice or args.setup_queues,
+            setup_queues=practice or real_stack or args.setup_queues,
             runtime=args.runtime,
             image=args.image,
             ray_image=args.ray_image,
             cluster_timeout=args.timeout,
             job_timeout=args.timeout,
             delete_timeout=args.timeout,
-            poll=args.poll or (0.1 if practice else 2.0),
+            poll=args.poll or (0.1 if practice else 0.5 if real_stack else 2.0),
             practice=practice,
+            simulated_pods=practice or real_stack,
         )
-        tour = Walkthrough(client, plan, say)
-        try:
-            _run_steps(tour)
-        except BaseException as exc:
-            error = exc
-        failures = tour.teardown()
+        footprint = Footprint(client, client.namespace) if plane is not None else None
+        error, failures = run_tour(client, plan, say, footprint)
         if fake is not None:
             left = _settled(fake)
             failures += [f"left behind: {item}" for item in left]
@@ -167,6 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if fake is not None:
             fake.stop()
             say.done("practice cluster stopped")
+        if plane is not None:
+            from flarekit.walkthrough._realstack import stop_real_stack
+
+            try:
+                survivors = stop_real_stack(plane)
+            except Exception as exc:
+                survivors = [f"stopping failed: {exc}"]
+            failures += [f"real stack: {item}" for item in survivors]
+            if not survivors:
+                say.done("real stack stopped: none of its processes and files is left")
     if error is not None:
         if args.debug:
             traceback.print_exception(error)

@@ -45,6 +45,8 @@ class Plan:
     delete_timeout: float = 300.0
     poll: float = 1.0
     practice: bool = False
+    #: The cluster's pods run nothing (the practice cluster, the real stack's KWOK nodes).
+    simulated_pods: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -352,6 +354,11 @@ class Walkthrough:
         say.show(status)
         logs = self.job.logs()
         assert isinstance(logs, str)
+        if plan.simulated_pods:
+            say.say(
+                "This cluster's pods are simulated: no container ran, so train_line printed "
+                "nothing and the log says so (on a real cluster it holds each epoch's loss)."
+            )
         say.say("The first node's log:")
         say.show(logs or "(empty)")
 

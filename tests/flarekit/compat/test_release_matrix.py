@@ -61,10 +61,15 @@ class ScriptResult:
 
 
 def user_script(
-    client: Client, namespace: str, cluster_queue: str | None = QUEUE, **cluster_options: Any
+    client: Client,
+    namespace: str,
+    cluster_queue: str | None = QUEUE,
+    job_queue: str | None = QUEUE,
+    **cluster_options: Any,
 ) -> ScriptResult:
     """A queued Ray cluster and a training job with a volume, node selector and toleration
-    (`cluster_options`: more Ray cluster settings, for the refusal test)."""
+    (`cluster_options`: more Ray cluster settings, for the refusal test; `job_queue`: the
+    job's LocalQueue, None where the cluster's Kueue cannot queue it)."""
     volume = {"name": "data", "persistentVolumeClaim": {"claimName": CLAIM}}
     mount = {"name": "data", "mountPath": MOUNT_PATH}
     config = ClusterConfiguration(
@@ -90,7 +95,8 @@ def user_script(
         mounts=[f"type=volume,src={CLAIM},dst={MOUNT_PATH}"],
         node_selector=SELECTOR,
         tolerations=[TOLERATION],
-        local_queue=QUEUE,
+        local_queue=job_queue,
+        no_queue=job_queue is None,
         namespace=namespace,
         client=client,
     ).submit()
@@ -166,7 +172,12 @@ def admin_setup(fc: FakeCluster, namespace: str) -> None:
         fc.create(
             {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
         )
-        quota = [{"name": r, "nominalQuota": "1000"} for r in ("cpu", "memory")]
+        # Quota enough for everything (memory "1000" would be 1000 bytes, which the real Kueue
+        # enforces: the simulated one does not check amounts).
+        quota = [
+            {"name": "cpu", "nominalQuota": "1000"},
+            {"name": "memory", "nominalQuota": "1000Gi"},
+        ]
         group = {
             "coveredResources": ["cpu", "memory"],
             "flavors": [{"name": "default-flavor", "resources": quota}],

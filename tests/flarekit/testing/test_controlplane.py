@@ -20,7 +20,9 @@ import kubernetes
 import pytest
 
 from flarekit import Client, Forbidden, from_kubeconfig, from_token
+from flarekit.client._pods import read_logs
 from flarekit.testing import ComponentFailed, ControlPlane, NotSupportedByRealServer, rule
+from flarekit.testing._cp_kwok import SIMULATED_LOG
 from flarekit_models.kueue.v1beta2 import LocalQueue
 
 
@@ -293,6 +295,22 @@ def test_pod_is_scheduled_and_runs(control_plane: ControlPlane, namespace: str) 
     assert ready["Ready"] == "True"
 
 
+def test_a_pod_on_a_fake_node_logs_only_that_it_is_simulated(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """`pods/log` goes from the API server to the node's kubelet port, where KWOK answers as
+    the kubelet would: with the note that the pod is simulated, and nothing invented."""
+    for node in control_plane.objects("nodes"):
+        assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] not in (0, 10250)
+    control_plane.add_pod(namespace, "p", phase="Running")
+    core = kubernetes.client.CoreV1Api(control_plane.api_client())
+    assert core.read_namespaced_pod_log("p", namespace).splitlines() == list(SIMULATED_LOG)
+    stamped = core.read_namespaced_pod_log("p", namespace, timestamps=True)
+    assert stamped.split(" ", 1)[1].splitlines()[0] == SIMULATED_LOG[0]
+    with Client(from_kubeconfig(control_plane.kubeconfig_path)) as client:
+        assert read_logs(client, namespace, "p", tail=1) == SIMULATED_LOG[-1] + "\n"
+
+
 def test_pod_asking_for_more_than_any_node_has_stays_pending(
     control_plane: ControlPlane, namespace: str
 ) -> None:
@@ -355,6 +373,33 @@ def test_job_pod_asked_to_fail_fails_the_job(control_plane: ControlPlane, namesp
     assert pods
     state = pods[0]["status"]["containerStatuses"][0]["state"]["terminated"]
     assert state["exitCode"] == 3
+
+
+def test_a_followed_log_on_a_fake_node_stays_open_after_the_pod_ended(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """A kubelet ends a followed log when the container stops; KWOK cannot tell that it did,
+    so the stream stays open (docs/operators.md: read such logs without following)."""
+    import urllib3
+
+    control_plane.create(_job("followed", namespace))
+    _eventually(lambda: "Complete" in _job_condition(control_plane, "followed", namespace))
+    [pod] = [
+        p["metadata"]["name"]
+        for p in control_plane.objects("pods", namespace)
+        if p["metadata"].get("labels", {}).get("job-name") == "followed"
+    ]
+    core = kubernetes.client.CoreV1Api(control_plane.api_client())
+    response = core.read_namespaced_pod_log(
+        pod, namespace, follow=True, _preload_content=False, _request_timeout=(10, 3)
+    )
+    try:
+        chunks = response.stream(1024)
+        assert next(chunks).decode().splitlines() == list(SIMULATED_LOG)
+        with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+            next(chunks)  # still open, three seconds after the pod ended
+    finally:
+        response.close()
 
 
 def test_garbage_collector_deletes_dependents(control_plane: ControlPlane, namespace: str) -> None:

@@ -238,6 +238,20 @@ def test_kueue_keeps_its_certificate_management_and_registers_appwrapper_where_n
         assert role["rules"] == []
 
 
+@pytest.mark.parametrize("with_training_operator", [False, True])
+def test_kueue_queues_pytorchjobs_where_the_training_operator_runs(
+    tmp_path: Path, with_training_operator: bool
+) -> None:
+    folder = tmp_path / "op"
+    folder.mkdir()
+    families = ["kueue", "training-operator"] if with_training_operator else ["kueue"]
+    plan = make_plan(_build(tmp_path, "kueue", _kueue_like()), families, folder, _ports())
+    config_arg = next(a for a in plan.argv if a.startswith("--config="))
+    config = yaml.safe_load(Path(config_arg.split("=", 1)[1]).read_text())
+    added = ["kubeflow.org/pytorchjob"] if with_training_operator else []
+    assert config["integrations"]["frameworks"] == ["batch/job", "ray.io/raycluster", *added]
+
+
 def test_an_operator_that_keeps_its_certificate_gets_ours_in_its_secret(tmp_path: Path) -> None:
     """Trainer v2.0 manages its own certificate: the Secret it reads holds our CA and
     certificate (its certificate manager keeps valid ones), mounted where the pod would."""
