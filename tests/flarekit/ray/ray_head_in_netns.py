@@ -158,7 +158,7 @@ def main(temp_dir: Path, junit_xml: Path, pytest_args: list[str]) -> int:
                 *pytest_args,
             ],
             env={**env, "FLAREKIT_RAY_DASHBOARD": url},
-            timeout=480,
+            timeout=720,
         )
         if inner.returncode != 0:
             show_ray_logs(temp_dir)

@@ -85,7 +85,7 @@ def _leftover_processes(marker: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_ray_job_client_against_a_real_ray_head(tmp_path: Path) -> None:
     _require_isolation()
     torch_bin = _torch_bin()
@@ -106,7 +106,7 @@ def test_ray_job_client_against_a_real_ray_head(tmp_path: Path) -> None:
             env={**os.environ, "FLAREKIT_TORCH_BIN": str(torch_bin)},
             capture_output=True,
             text=True,
-            timeout=560,
+            timeout=840,
         )
         leftovers = _leftover_processes(str(ray_temp))
     finally:
