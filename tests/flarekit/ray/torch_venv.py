@@ -14,6 +14,7 @@ prints its path; the test finds it with `find`. Standard library only.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -56,7 +57,6 @@ def create(folder: Path) -> None:
     """Create the virtualenv and install the pins; a half-made one is started again."""
     if folder.exists():
         shutil.rmtree(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
     pip = [str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-cache-dir"]
@@ -71,13 +71,18 @@ def create(folder: Path) -> None:
 
 
 def main() -> int:
-    found, _ = find()
+    found, why = find()
     if found is None:
         if os.environ.get(ENV):
-            print(find()[1], file=sys.stderr)
+            print(why, file=sys.stderr)
             return 1
         found = default_location()
-        create(found)
+        found.parent.mkdir(parents=True, exist_ok=True)
+        # Checkouts sharing the cache may run this at once: one creates, the others wait.
+        with open(found.parent / f"{found.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (found / _COMPLETE).exists():
+                create(found)
     print(found)
     return 0
 
