@@ -22,8 +22,12 @@ import sys
 import time
 from pathlib import Path
 
-#: What the virtualenv holds (PyTorch pins its CUDA runtime wheels exactly).
+#: What the virtualenv holds (PyTorch pins its CUDA runtime wheels exactly); its folder is named
+#: after these.
 PINS = ("torch==2.15.0",)
+#: The installer: uv fetches and unpacks the 2.8 GB of wheels in parallel, about four times as
+#: fast as pip here (148 s against 575 to 666 s for the same pins, cold).
+INSTALLER = "uv==0.13.9"
 #: Set to use another virtualenv with torch (its folder), e.g. one made with a CPU-only build.
 ENV = "FLAREKIT_TORCH_VENV"
 _COMPLETE = ".complete"
@@ -59,8 +63,11 @@ def create(folder: Path) -> None:
         shutil.rmtree(folder)
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    pip = [str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-cache-dir"]
-    subprocess.run([*pip, *PINS], check=True)
+    python = str(folder / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "--quiet", "--no-cache-dir"]
+    subprocess.run([*pip, INSTALLER], check=True)
+    uv = [str(folder / "bin" / "uv"), "pip", "install", "--quiet", "--no-cache"]
+    subprocess.run([*uv, "--python", python, *PINS], check=True)
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink())
     (folder / _COMPLETE).write_text("\n".join(PINS) + "\n")
     print(
