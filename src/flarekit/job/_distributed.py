@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from flarekit._validation import (
@@ -171,6 +172,28 @@ def parse_mount(
     return volume, mount
 
 
+def _check_working_dir(report: ValidationReport, value: object, script: str | None) -> str | None:
+    """The local folder to ship as the job's working directory, absolute; a relative `script`
+    must be in it, so that a wrong folder is found here rather than on the cluster."""
+    if value is None:
+        return None
+    if not isinstance(value, str | os.PathLike):
+        report.add("working_dir", value, "expected a path", "a local folder, e.g. '.'")
+        return None
+    folder = Path(value)
+    if not folder.is_dir():
+        what = "a file, not a folder" if folder.exists() else "no such folder"
+        report.add("working_dir", str(value), what, "a local folder, e.g. '.'")
+        return None
+    relative = isinstance(script, str) and script.strip() and not Path(script).is_absolute()
+    if relative and not (folder / str(script)).is_file():
+        report.add(
+            "script", script, f"not found in working_dir {str(value)!r}",
+            "a path relative to working_dir, or an absolute path on the cluster",
+        )  # fmt: skip
+    return str(folder.resolve())
+
+
 class DistributedJob:
     """A torchrun job: `script` or `module`, `args`, `image`, `j="NxM"`, per-node `cpu`,
     `gpu` and `mem_mb`, `env`, `mounts`, `node_selector`, `tolerations` (Kubernetes JSON or
@@ -181,7 +204,9 @@ class DistributedJob:
     job fails naming the resources asked for and available.
     `packages_to_install` and local `files` (a helper module next to the script) are installed
     and written in the container before torchrun starts (Kubernetes targets only; see
-    `flarekit.job._shipping`). Run-policy options:
+    `flarekit.job._shipping`). `working_dir`, a local folder, is uploaded to a running Ray
+    cluster and is where the job runs there, so a relative `script` and the modules beside it
+    are found on every node (Ray targets only). Run-policy options:
     `ttl_seconds_after_finished`, `active_deadline_seconds`, `backoff_limit`,
     `clean_pod_policy` ("None", "All", "Running"). All checked at construction."""
 
@@ -209,6 +234,7 @@ class DistributedJob:
         no_queue: bool = False,
         packages_to_install: Sequence[str] | None = None,
         files: Sequence[str | os.PathLike[str]] | None = None,
+        working_dir: str | os.PathLike[str] | None = None,
         gang: bool = True,
         placement_timeout: float = 300.0,
         appwrapper: bool = False,
@@ -281,6 +307,7 @@ class DistributedJob:
             report, "packages_to_install", packages_to_install
         )
         self.files = check_files(report, "files", files)
+        self.working_dir = _check_working_dir(report, working_dir, script)
         if (
             isinstance(placement_timeout, bool)
             or not isinstance(placement_timeout, int | float)
@@ -360,9 +387,20 @@ class DistributedJob:
 
     # -- targets ------------------------------------------------------------------------------
 
+    def _refuse_working_dir(self, target: Target) -> None:
+        if self.working_dir is not None:
+            problem = Problem(
+                "working_dir", self.working_dir,
+                f"not shipped to a {target}: only a running Ray cluster takes an uploaded folder",
+                "None, and files=[...] for the helper files the script needs, or submit(cluster) "
+                "to a Ray cluster",
+            )  # fmt: skip
+            raise ConfigError([problem], f"DistributedJob {self.name!r} on {target}")
+
     def to_trainjob(self) -> TrainJob:
         """This job as a `TrainJob` from the torch runtime (`runtime`)."""
         self._refuse_run_policy("TrainJob")
+        self._refuse_working_dir("TrainJob")
         if self.appwrapper:
             raise ConfigError(
                 [
@@ -453,6 +491,7 @@ class DistributedJob:
 
         target: Target = "AppWrapper" if self.appwrapper else "PyTorchJob"
         self._refuse_run_policy(target)
+        self._refuse_working_dir(target)
         policy = self._run_policy_model()
         if self.gang:
             policy.scheduling_policy = SchedulingPolicy(min_available=self.nodes)
@@ -570,8 +609,8 @@ class DistributedJob:
             problem = Problem(
                 field, getattr(self, field) if field == "packages_to_install" else sorted(self.files),
                 "not shipped to a running Ray cluster by DistributedJob",
-                "None; install packages in the Ray image, or submit with "
-                "flarekit.ray.RayJobClient and runtime_env={'working_dir': ..., 'pip': [...]}",
+                "None; working_dir=<folder> ships local files to Ray; install packages in the "
+                "Ray image, or submit with flarekit.ray.RayJobClient and runtime_env={'pip': [...]}",
             )  # fmt: skip
             raise ConfigError([problem], f"DistributedJob {self.name!r} on Ray")
         k8s_only = [
@@ -607,7 +646,10 @@ class DistributedJob:
             client = RayJobClient(cluster)
         else:
             client = RayJobClient(cluster.cluster_dashboard_uri())
-        submission = client.submit(self.ray_entrypoint(), metadata={"flarekit.dev/job": self.name})
+        runtime_env = {"working_dir": self.working_dir} if self.working_dir else None
+        submission = client.submit(
+            self.ray_entrypoint(), runtime_env=runtime_env, metadata={"flarekit.dev/job": self.name}
+        )
         return RayRun(client, submission, self.name)
 
     def __repr__(self) -> str:

@@ -12,7 +12,8 @@ waiting forever. Each node's torchrun runs under a watcher (`WATCHER`, its own s
 the actor that started it dies (the job was stopped, Ray killed the actor), the watcher ends
 every process torchrun started, ranks re-parented elsewhere included (it tracks them by PID and
 start time while they run), first with SIGTERM, then SIGKILL; when torchrun ends by itself,
-ranks it left behind are ended the same way.
+ranks it left behind are ended the same way. Ray's folding of similar log lines is turned off
+for the job, so that every rank's lines reach its log.
 
 It is sent to the cluster as its source (``python -c``: flarekit need not be installed
 there) with its spec, JSON, as the one argument, and needs only Ray, which every Ray image
@@ -161,6 +162,10 @@ def main(argv: Sequence[str]) -> int:
     import socket
     import subprocess
 
+    # Ray folds lines from different workers that differ only in their numbers into one line
+    # "[repeated Nx across cluster]": that would hide every rank's output but the first one's
+    # (the ranks print the same text with their own numbers). Read when Ray is imported.
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     ray: Any = importlib.import_module("ray")
     placement_group: Any = importlib.import_module("ray.util.placement_group").placement_group
     strategies: Any = importlib.import_module("ray.util.scheduling_strategies")

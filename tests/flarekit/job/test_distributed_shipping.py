@@ -42,3 +42,28 @@ def test_shipping_to_a_running_ray_cluster_is_refused() -> None:
     job = DistributedJob("d", script="train.py", packages_to_install=["tqdm"])
     with pytest.raises(ConfigError, match=r"packages_to_install.*not shipped to a running Ray"):
         job.submit("http://127.0.0.1:9")
+
+
+def test_working_dir_is_checked_when_the_job_is_defined(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    job = DistributedJob("d", script="train.py", working_dir=tmp_path)
+    assert job.working_dir == str(tmp_path.resolve())
+    with pytest.raises(ConfigError) as missing:
+        DistributedJob("d", script="train.py", working_dir=tmp_path / "nowhere")
+    assert missing.value.fields == ["working_dir"] and "no such folder" in str(missing.value)
+    with pytest.raises(ConfigError) as elsewhere:
+        DistributedJob("d", script="other.py", working_dir=tmp_path)
+    assert elsewhere.value.fields == ["script"]
+    assert "not found in working_dir" in str(elsewhere.value)
+    # an absolute script is a path on the cluster, not looked for locally
+    assert DistributedJob("d", script="/opt/train.py", working_dir=tmp_path).working_dir
+
+
+def test_working_dir_is_refused_on_kubernetes_targets(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    job = DistributedJob("d", script="train.py", image="example.com/t:1", working_dir=tmp_path)
+    for build in (job.to_trainjob, job.to_pytorchjob):
+        with pytest.raises(ConfigError) as refused:
+            build()
+        assert refused.value.fields == ["working_dir"]
+        assert "files=[...]" in str(refused.value)

@@ -200,6 +200,9 @@ def test_local_working_dir_and_py_modules_are_uploaded(
     assert (again.runtime_env or {}).get("working_dir") == uploaded.get("working_dir")
 
 
+#: Stands in for torchrun with a rank that has left torchrun's session and process group (as a
+#: rank that daemonises or is re-parented does), which real torchrun ranks do not do: the
+#: watcher must find such a rank by PID, not by session. The real-torch stop test is below.
 FAKE_TORCHRUN = """\
 import os, subprocess, sys, time
 # stands in for torchrun: one rank that leaves the process group, as re-parented ranks do
@@ -252,12 +255,169 @@ def test_a_gang_that_cannot_fit_fails_in_time_naming_the_resources(client: RayJo
     from flarekit._wait import TerminalFailure
     from flarekit.job import DistributedJob
 
-    # the head has 1 CPU; two nodes of 1 CPU each, one per node, cannot be placed
-    run = DistributedJob("gang", script="train.py", j="2x1", placement_timeout=3).submit(client)
+    # two nodes of 1 CPU each; three bundles of 1 CPU, one per node, cannot be placed
+    run = DistributedJob("gang", script="train.py", j="3x1", placement_timeout=3).submit(client)
     started = time.monotonic()
     with pytest.raises(TerminalFailure):
         run.wait(timeout=90, progress=False)
     assert time.monotonic() - started < 60
     logs = run.logs()
-    assert "could not place 2 bundles of {'CPU': 1.0} (STRICT_SPREAD: one per node)" in logs
-    assert "within 3s; the cluster has 1 alive node(s)" in logs and "available now" in logs
+    assert "could not place 3 bundles of {'CPU': 1.0} (STRICT_SPREAD: one per node)" in logs
+    assert "within 3s; the cluster has 2 alive node(s)" in logs and "available now" in logs
+
+
+# -- real PyTorch: DDP over gloo on CPU, with torchrun from the virtualenv of torch_venv.py ----
+
+TORCH_BIN = os.environ.get("FLAREKIT_TORCH_BIN")
+needs_torch = pytest.mark.skipif(
+    TORCH_BIN is None, reason="run through test_ray_jobs_integration.py, which finds PyTorch"
+)
+
+#: A real (tiny) DDP training script: fits y = 3x + 1 on each rank's own data, gradients
+#: averaged by DDP over gloo, then one explicit all_reduce. With ``--forever`` it keeps
+#: training and writes its PID (and its torchrun agent's) to $PID_DIR, for the stop test.
+TRAIN_DDP = """\
+import os, sys, time
+import torch
+import torch.distributed as dist
+from ddp_data import batch
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.manual_seed(0)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.2)
+x, y = batch(rank)
+first = None
+for step in range(40):
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    first = loss.item() if first is None else first
+total = torch.tensor([float(rank + 1)])
+dist.all_reduce(total)
+weight, bias = model.module.weight.item(), model.module.bias.item()
+print(f"rank {rank}/{world} node {os.environ['GROUP_RANK']} local {os.environ['LOCAL_RANK']} "
+      f"all_reduce {total.item():g} loss {first:.4f} -> {loss.item():.4f} "
+      f"model {weight!r} {bias!r}", flush=True)
+if "--forever" in sys.argv:
+    folder = os.environ["PID_DIR"]
+    with open(os.path.join(folder, f"rank{rank}.tmp"), "w") as out:
+        out.write(f"{os.getpid()} {os.getppid()}")
+    os.rename(os.path.join(folder, f"rank{rank}.tmp"), os.path.join(folder, f"rank{rank}"))
+    while True:
+        dist.all_reduce(torch.ones(1))
+        time.sleep(0.2)
+dist.destroy_process_group()
+"""
+#: A module beside the script: shipped with it in the working_dir, imported by every rank.
+DDP_DATA = """\
+import torch
+
+def batch(rank):
+    generator = torch.Generator().manual_seed(100 + rank)
+    x = torch.randn(64, 1, generator=generator)
+    return x, 3 * x + 1
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A local project folder with the DDP script, shipped to Ray as the job's working_dir."""
+    root = tmp_path_factory.mktemp("ddp-project")
+    (root / "train_ddp.py").write_text(TRAIN_DDP)
+    (root / "ddp_data.py").write_text(DDP_DATA)
+    return str(root)
+
+
+def torch_env(**extra: str) -> dict[str, str]:
+    """The job's environment: torchrun (and the Python it starts) from the torch virtualenv;
+    gloo on the loopback interface, the only one in this network namespace."""
+    assert TORCH_BIN is not None
+    path = f"{TORCH_BIN}{os.pathsep}{os.environ['PATH']}"
+    return {"PATH": path, "GLOO_SOCKET_IFNAME": "lo", **extra}
+
+
+def rank_lines(logs: str) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    for line in logs.splitlines():
+        words = line.split("rank ", 1)[-1].split() if "all_reduce" in line else []
+        if words:
+            found[int(words[0].split("/")[0])] = words
+    return found
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    ("j", "node_ranks"),
+    [pytest.param("1x2", ["0", "0"], id="1x2"), pytest.param("2x1", ["0", "1"], id="2x1")],
+)
+def test_ddp_training_with_a_relative_script_succeeds(
+    client: RayJobClient, project: str, j: str, node_ranks: list[str]
+) -> None:
+    from flarekit.job import DistributedJob, JobState
+
+    job = DistributedJob(
+        f"ddp-{j}", script="train_ddp.py", j=j, working_dir=project, env=torch_env(),
+    )  # fmt: skip
+    run = job.submit(client)
+    status = run.wait(until={"Succeeded", "Failed", "Stopped"}, timeout=180, progress=False)
+    logs = run.logs()
+    assert status.state is JobState.SUCCEEDED, logs[-5000:]
+    ranks = rank_lines(logs)
+    assert sorted(ranks) == [0, 1], logs[-5000:]
+    for rank, words in ranks.items():
+        # "0/2 node N local L all_reduce 3 loss A -> B model W B"
+        assert words[0] == f"{rank}/2"
+        assert words[2] == node_ranks[rank]
+        assert words[6] == "3", words  # 1 + 2 summed over both ranks
+        assert float(words[10]) < float(words[8]) / 10, words  # it learned
+    # DDP kept the replicas identical: both ranks end with the same parameters, bit for bit
+    assert ranks[0][-2:] == ranks[1][-2:]
+    assert abs(float(ranks[0][-2]) - 3) < 0.2 and abs(float(ranks[0][-1]) - 1) < 0.2
+    assert "flarekit: node exit codes" in logs
+
+
+def _processes_running(marker: str) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _alive(int(entry)):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    text = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if marker in text:
+                found.append(f"{entry}: {text[:160]}")
+    return found
+
+
+@needs_torch
+def test_stop_ends_every_torch_process_on_every_node(
+    client: RayJobClient, project: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from flarekit.job import DistributedJob, JobState
+
+    pids = tmp_path_factory.mktemp("torch-pids")
+    job = DistributedJob(
+        "ddp-stop", script="train_ddp.py", args=["--forever"], j="2x1", working_dir=project, env=torch_env(PID_DIR=str(pids)),
+    )  # fmt: skip
+    run = job.submit(client)
+    deadline = time.monotonic() + 180
+    while not all((pids / f"rank{r}").exists() for r in (0, 1)):
+        assert time.monotonic() < deadline, run.logs()[-5000:]
+        assert not run.status().finished, run.logs()[-5000:]
+        time.sleep(0.2)
+    # each rank and the torchrun agent that started it (one per node)
+    started = sorted({int(p) for r in (0, 1) for p in (pids / f"rank{r}").read_text().split()})
+    assert len(started) == 4 and all(_alive(p) for p in started), started
+    assert len(_processes_running("train_ddp.py")) >= 4
+    run.stop()
+    final = run.wait(until={"Stopped", "Failed"}, timeout=60, progress=False)
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in started) or _processes_running("train_ddp.py"):
+        left = [p for p in started if _alive(p)], _processes_running("train_ddp.py")
+        assert time.monotonic() < deadline, f"still running after stop: {left}"
+        time.sleep(0.2)
+    assert final.state is JobState.STOPPED, final

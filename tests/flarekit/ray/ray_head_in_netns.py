@@ -1,7 +1,9 @@
-"""Start a real Ray head in a private network and PID namespace, run the integration tests there.
+"""Start a real Ray cluster in a private network and PID namespace, run the integration tests there.
 
 Run by test_ray_jobs_integration.py as
-``unshare -n -p -f --mount-proc --kill-child python ray_head_in_netns.py TEMP_DIR JUNIT_XML``.
+``unshare -n -p -f --mount-proc --kill-child python ray_head_in_netns.py TEMP_DIR JUNIT_XML
+[PYTEST ARGS...]``. The cluster is a head and one worker node, one CPU each, so that jobs
+spread over two nodes (a DDP job with ``j="2x1"``) really run on two raylets.
 The network namespace holds only a loopback interface, so whatever Ray binds (GCS, raylet,
 dashboard, agents, workers) is reachable from nowhere else; the PID namespace makes this script
 PID 1 (an init that reaps orphans), so ``ray stop`` sees only this cluster's processes and,
@@ -13,6 +15,7 @@ Exit status: the inner pytest's, or 90 if the Ray head did not come up.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import socket
 import struct
@@ -24,6 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 DASHBOARD_PORT = 8265
+GCS_PORT = 6379
+#: The worker node's dashboard agent needs a port of its own (the head's takes the default).
+WORKER_AGENT_PORT = 52366
+NODES = 2
 INNER_TESTS = Path(__file__).with_name("integration_inner.py")
 RAY_STARTUP_FAILED = 90
 
@@ -67,6 +74,25 @@ def wait_for_dashboard(url: str, timeout: float) -> bool:
     return False
 
 
+def alive_nodes(url: str) -> int:
+    """How many nodes the dashboard reports alive (0 when it cannot tell yet)."""
+    try:
+        with urllib.request.urlopen(f"{url}/nodes?view=summary", timeout=5) as response:
+            summary = json.load(response)["data"]["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    return sum(1 for node in summary if node.get("raylet", {}).get("state") == "ALIVE")
+
+
+def wait_for_nodes(url: str, count: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if alive_nodes(url) >= count:
+            return True
+        time.sleep(0.5)
+    return False
+
+
 def show_ray_logs(temp_dir: Path) -> None:
     for name in ("dashboard.log", "dashboard_agent.log", "raylet.out", "gcs_server.out"):
         for path in sorted(temp_dir.glob(f"session_*/logs/{name}")):
@@ -74,7 +100,7 @@ def show_ray_logs(temp_dir: Path) -> None:
             print(f"----- {path.name} (last {len(lines)} lines)", *lines, sep="\n")
 
 
-def main(temp_dir: Path, junit_xml: Path) -> int:
+def main(temp_dir: Path, junit_xml: Path, pytest_args: list[str]) -> int:
     bring_loopback_up()
     env = dict(os.environ)
     # Job entrypoints run `python` from PATH: make it this interpreter's environment.
@@ -86,6 +112,7 @@ def main(temp_dir: Path, junit_xml: Path) -> int:
         start = ray(
             "start",
             "--head",
+            f"--port={GCS_PORT}",
             "--node-ip-address=127.0.0.1",
             "--dashboard-host=127.0.0.1",
             f"--dashboard-port={DASHBOARD_PORT}",
@@ -102,6 +129,22 @@ def main(temp_dir: Path, junit_xml: Path) -> int:
             show_ray_logs(temp_dir)
             return RAY_STARTUP_FAILED
         print(f"Ray head up in {time.monotonic() - started:.1f}s", flush=True)
+        worker = ray(
+            "start",
+            f"--address=127.0.0.1:{GCS_PORT}",
+            "--node-ip-address=127.0.0.1",
+            f"--dashboard-agent-listen-port={WORKER_AGENT_PORT}",
+            "--num-cpus=1",
+            "--num-gpus=0",
+            "--object-store-memory=100000000",
+            "--disable-usage-stats",
+            env=env,
+        )
+        if worker.returncode != 0 or not wait_for_nodes(url, NODES, timeout=90):
+            print("ray start (worker node) failed:", worker.stdout, worker.stderr, sep="\n")
+            show_ray_logs(temp_dir)
+            return RAY_STARTUP_FAILED
+        print(f"{NODES} Ray nodes up in {time.monotonic() - started:.1f}s", flush=True)
         inner = subprocess.run(
             [
                 sys.executable,
@@ -112,9 +155,10 @@ def main(temp_dir: Path, junit_xml: Path) -> int:
                 "-p",
                 "no:cacheprovider",
                 f"--junitxml={junit_xml}",
+                *pytest_args,
             ],
             env={**env, "FLAREKIT_RAY_DASHBOARD": url},
-            timeout=240,
+            timeout=720,
         )
         if inner.returncode != 0:
             show_ray_logs(temp_dir)
@@ -152,4 +196,4 @@ def run_as_init(work: Callable[[], int]) -> int:
 if __name__ == "__main__":
     temp, junit = Path(sys.argv[1]), Path(sys.argv[2])
     check_isolated()
-    sys.exit(run_as_init(lambda: main(temp, junit)))
+    sys.exit(run_as_init(lambda: main(temp, junit, sys.argv[3:])))

@@ -1,15 +1,21 @@
-"""RayJobClient against a real Ray head (Ray from the dev extra), isolated in its own namespaces.
+"""RayJobClient and DistributedJob against a real Ray cluster (Ray from the dev extra), isolated
+in its own namespaces.
 
-Ray binds beyond loopback and `ray stop` kills every Ray process it can see, so the head never
+Ray binds beyond loopback and `ray stop` kills every Ray process it can see, so the cluster never
 runs in the test's own namespaces: ray_head_in_netns.py runs under ``unshare`` with a private
-network (loopback only) and PID namespace, starts the head once, runs integration_inner.py
-there, and stops Ray. This test checks the outcome, test by test, from the JUnit report, and
-that no process of that cluster is left.
+network (loopback only) and PID namespace, starts a head and a worker node once, runs
+integration_inner.py there, and stops Ray. This test checks the outcome, test by test, from the
+JUnit report, and that no process of that cluster is left.
+
+The DDP jobs train with real PyTorch, from the virtualenv that ``make torch-venv`` puts in the
+user's cache (see torch_venv.py). Without it the test is skipped with the reason, except in CI
+(``CI=true``), where it fails.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +24,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import torch_venv
 
 HERE = Path(__file__).parent
 UNSHARE = ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child"]
@@ -37,7 +44,19 @@ REQUIRED = {
     "test_local_working_dir_and_py_modules_are_uploaded",
     "test_stop_ends_every_process_the_launcher_started",
     "test_a_gang_that_cannot_fit_fails_in_time_naming_the_resources",
+    "test_ddp_training_with_a_relative_script_succeeds[1x2]",
+    "test_ddp_training_with_a_relative_script_succeeds[2x1]",
+    "test_stop_ends_every_torch_process_on_every_node",
 }
+
+
+def _torch_bin() -> Path:
+    folder, why = torch_venv.find()
+    if folder is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI=true: {why}", pytrace=False)
+        pytest.skip(why)
+    return folder / "bin"
 
 
 def _require_isolation() -> None:
@@ -66,8 +85,10 @@ def _leftover_processes(marker: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_ray_job_client_against_a_real_ray_head(tmp_path: Path) -> None:
     _require_isolation()
+    torch_bin = _torch_bin()
     # Ray puts unix sockets under its temp dir, whose paths must stay short (108 bytes).
     ray_temp = Path(
         tempfile.mkdtemp(prefix="fkray-", dir="/tmp" if Path("/tmp").is_dir() else None)
@@ -82,9 +103,10 @@ def test_ray_job_client_against_a_real_ray_head(tmp_path: Path) -> None:
                 str(ray_temp),
                 str(junit),
             ],
+            env={**os.environ, "FLAREKIT_TORCH_BIN": str(torch_bin)},
             capture_output=True,
             text=True,
-            timeout=280,
+            timeout=840,
         )
         leftovers = _leftover_processes(str(ray_temp))
     finally:
