@@ -167,9 +167,17 @@ def test_what_kueue_refuses_flarekit_refuses_first(
 @pytest.fixture(autouse=True)
 def _cluster_scoped_objects_go(backend: Backend) -> Any:
     """The flavors, queues and priority classes are cluster-wide: remove them after each
-    test, as an admin would, so that the next test starts from none."""
+    test, as an admin would, so that the next test starts from none. Kueue's finalizers
+    keep a deleted flavor or queue a while: the next test starts once they are gone (an apply
+    meanwhile would land on an object about to vanish)."""
     yield
-    for resource in ("clusterqueues", "resourceflavors", "workloadpriorityclasses"):
-        for obj in backend.objects(resource):
-            if obj["metadata"]["name"].startswith("e2e-"):
-                backend.cluster.delete(resource, obj["metadata"]["name"])
+    resources = ("clusterqueues", "resourceflavors", "workloadpriorityclasses")
+
+    def ours(resource: str) -> list[str]:
+        names = (obj["metadata"]["name"] for obj in backend.objects(resource))
+        return [name for name in names if name.startswith("e2e-")]
+
+    for resource in resources:
+        for name in ours(resource):
+            backend.cluster.delete(resource, name)
+    backend.wait(lambda: not any(ours(r) for r in resources), "the e2e queues to be gone")
