@@ -54,6 +54,7 @@ from flarekit.testing._cp_process import Component, ComponentFailed
 from flarekit.testing._cp_rest import MERGE_PATCH, Endpoint, Rest, collection_path
 from flarekit.testing._errors import ApiError
 from flarekit.testing._faults import RecordedRequest
+from flarekit.testing._ports import free_port
 from flarekit.testing._resources import ResourceType
 from flarekit.testing._server import INITIAL_NAMESPACES, release_crds
 from flarekit.testing._tls import write_kubeconfig
@@ -127,11 +128,6 @@ def _apiserver_environment() -> dict[str, str]:
     """
     return {} if "GOGC" in os.environ else {"GOGC": "200"}
 
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ControlPlane:
@@ -317,7 +313,7 @@ class ControlPlane:
 
     def _start_etcd(self, assets: Assets, root: Path) -> int:
         for _attempt in range(3):
-            client, peer = _free_port(), _free_port()
+            client, peer = free_port(), free_port()
             data = root / "etcd"
             shutil.rmtree(data, ignore_errors=True)
             etcd = self._component(
@@ -366,7 +362,7 @@ class ControlPlane:
         policy = root / "audit-policy.yaml"
         policy.write_text(yaml.safe_dump(_AUDIT_POLICY))
         for _attempt in range(3):
-            self._port = _free_port()
+            self._port = free_port()
             apiserver = self._component(
                 "kube-apiserver",
                 [
@@ -492,7 +488,7 @@ class ControlPlane:
             config.write_text(_cp_kwok.configuration(self._pod_run_time, log_file))
             serving = ca.serving("kwok-serving", ("localhost",), ("127.0.0.1",))
             # The nodes report this port as their kubelet's, so `pods/log` reaches KWOK.
-            kubelet_port = _free_port()
+            kubelet_port = free_port()
             self._component(
                 "kwok",
                 [

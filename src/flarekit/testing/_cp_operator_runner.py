@@ -24,6 +24,7 @@ from flarekit.testing._cp_process import ComponentFailed
 from flarekit.testing._cp_raydash import RayDashboards
 from flarekit.testing._cp_sandbox import Relay, Spec, launcher_argv, unshare_command
 from flarekit.testing._errors import ApiError
+from flarekit.testing._ports import free_port
 
 if TYPE_CHECKING:
     from flarekit.testing._controlplane import ControlPlane
@@ -45,11 +46,6 @@ class Running:
             self.dashboards = None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def start(plane: ControlPlane, versions: Mapping[str, str], root: Path, running: Running) -> None:
     """Start the operators `versions` names (family -> release) on `plane`; fills `running`
@@ -61,7 +57,7 @@ def start(plane: ControlPlane, versions: Mapping[str, str], root: Path, running:
         build = operators.find_build(family, versions[family])
         folder = root / f"{family}-operator"
         folder.mkdir()
-        plans[family] = operators.make_plan(build, families, folder, _free_port)
+        plans[family] = operators.make_plan(build, families, folder, free_port)
     if any(plan.family.cluster_http for plan in plans.values()):
         running.dashboards = RayDashboards(
             lambda path: plane.rest.request("GET", path), plane.pod_run_time
