@@ -129,7 +129,6 @@ def _apiserver_environment() -> dict[str, str]:
     return {} if "GOGC" in os.environ else {"GOGC": "200"}
 
 
-
 class ControlPlane:
     """A real control plane (etcd, kube-apiserver, controllers, scheduler, KWOK nodes).
 

@@ -46,7 +46,6 @@ class Running:
             self.dashboards = None
 
 
-
 def start(plane: ControlPlane, versions: Mapping[str, str], root: Path, running: Running) -> None:
     """Start the operators `versions` names (family -> release) on `plane`; fills `running`
     as it goes, so that a failure halfway can be cleaned up by stopping the plane."""
