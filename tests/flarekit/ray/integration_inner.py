@@ -298,9 +298,12 @@ for step in range(40):
 total = torch.tensor([float(rank + 1)])
 dist.all_reduce(total)
 weight, bias = model.module.weight.item(), model.module.bias.item()
-print(f"rank {rank}/{world} node {os.environ['GROUP_RANK']} local {os.environ['LOCAL_RANK']} "
-      f"all_reduce {total.item():g} loss {first:.4f} -> {loss.item():.4f} "
-      f"model {weight!r} {bias!r}", flush=True)
+# One write per line: Ray runs workers unbuffered, where print() writes the text and its
+# newline apart, and two ranks' lines on the shared pipe then run together.
+sys.stdout.write(f"rank {rank}/{world} node {os.environ['GROUP_RANK']} local "
+                 f"{os.environ['LOCAL_RANK']} all_reduce {total.item():g} loss {first:.4f} -> "
+                 f"{loss.item():.4f} model {weight!r} {bias!r}\n")
+sys.stdout.flush()
 if "--forever" in sys.argv:
     folder = os.environ["PID_DIR"]
     with open(os.path.join(folder, f"rank{rank}.tmp"), "w") as out:

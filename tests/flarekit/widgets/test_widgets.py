@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -135,6 +136,12 @@ def test_job_table_stops_and_resumes_a_job(client: Client, namespace: str) -> No
     assert job.status().state.value == "Running"
     table.stop_button.click()
     assert "RayJob" in table.message.value and "Running" not in table.message.value
+    # The operator suspends the job after the click: refresh once it has.
+    deadline = time.monotonic() + 30
+    while job.status().state.value == "Running":
+        assert time.monotonic() < deadline, "the stopped job kept running"
+        time.sleep(0.05)
+    table.refresh()
     stopped = table_rows(table.table.value)[0][2]
     assert stopped == job.status().state.value != "Running"
     table.resume_button.click()
