@@ -302,7 +302,7 @@ weight, bias = model.module.weight.item(), model.module.bias.item()
 # newline apart, and two ranks' lines on the shared pipe then run together.
 sys.stdout.write(f"rank {rank}/{world} node {os.environ['GROUP_RANK']} local "
                  f"{os.environ['LOCAL_RANK']} all_reduce {total.item():g} loss {first:.4f} -> "
-                 f"{loss.item():.4f} model {weight!r} {bias!r}\n")
+                 f"{loss.item():.4f} model {weight!r} {bias!r}\\n")
 sys.stdout.flush()
 if "--forever" in sys.argv:
     folder = os.environ["PID_DIR"]
