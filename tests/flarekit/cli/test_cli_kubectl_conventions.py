@@ -41,14 +41,30 @@ def test_render_to_a_directory_is_out_dir_and_a_path_after_dash_o_says_so(
     assert (tmp_path / "out" / "raycluster-demo.yaml").is_file()
 
 
+def _status_json_while_unchanged(fake: FakeCluster, namespace: str) -> tuple[object, object]:
+    """`cluster status -o json` and the stored object, from a call during which the stored
+    object did not change (the simulated operator updates its status in the background, so a
+    call it raced is repeated)."""
+    for _ in range(20):
+        before = fake.get("rayclusters", "obj", namespace)
+        as_json = flarekit(fake, "cluster", "status", "obj", "-o", "json", namespace=namespace)
+        assert as_json.code == 0, as_json
+        after = fake.get("rayclusters", "obj", namespace)
+        assert before is not None and after is not None
+        if before["metadata"]["resourceVersion"] == after["metadata"]["resourceVersion"]:
+            return json.loads(as_json.out), after
+        time.sleep(0.05)
+    raise AssertionError("the RayCluster changed during every one of 20 status calls")
+
+
 def test_status_prints_the_stored_objects(fake: FakeCluster, namespace: str) -> None:
     applied = flarekit(fake, "cluster", "apply", "obj", "-o", "yaml", namespace=namespace)
     assert applied.code == 0, applied
     stored = fake.get("rayclusters", "obj", namespace)
     assert stored is not None
     assert yaml.safe_load(applied.out)["metadata"]["uid"] == stored["metadata"]["uid"]
-    as_json = flarekit(fake, "cluster", "status", "obj", "-o", "json", namespace=namespace)
-    assert json.loads(as_json.out) == fake.get("rayclusters", "obj", namespace)
+    printed, stored_then = _status_json_while_unchanged(fake, namespace)
+    assert printed == stored_then
     named = flarekit(fake, "cluster", "status", "obj", "-o", "name", namespace=namespace)
     assert named.out == "raycluster.ray.io/obj\n"
     both = flarekit(fake, "cluster", "status", "obj", "--details", "-o", "json",
