@@ -17,12 +17,16 @@ import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from flarekit._quantity import QUANTITY_EXAMPLES, QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+    from flarekit_models.core.v1 import Taint, Toleration
+
+    M = TypeVar("M", Taint, Toleration)
 
 __all__ = [
     "DEFAULT_EXTENDED_RESOURCES",
@@ -79,7 +83,7 @@ class Problem:
     """One thing wrong: where (``field``), what was given (``value``), why, and what is accepted."""
 
     field: str
-    value: Any
+    value: object
     message: str
     expected: str
 
@@ -87,7 +91,7 @@ class Problem:
         return f"{self.field}={short_repr(self.value)}: {self.message}; expected {self.expected}"
 
 
-def short_repr(value: Any, limit: int = _MAX_VALUE_REPR) -> str:
+def short_repr(value: object, limit: int = _MAX_VALUE_REPR) -> str:
     """``repr(value)`` cut to ``limit`` characters, without ever building the whole of it:
     a value read from a file may be huge, or an alias-shared structure whose full repr
     would be billions of characters."""
@@ -118,7 +122,7 @@ class ValidationReport:
         self.subject = subject
         self.problems: list[Problem] = []
 
-    def add(self, field: str, value: Any, message: str, expected: str) -> None:
+    def add(self, field: str, value: object, message: str, expected: str) -> None:
         """Record one problem."""
         self.problems.append(Problem(field, value, message, expected))
 
@@ -529,12 +533,20 @@ def _choices(values: tuple[str, ...]) -> str:
     return ", ".join(repr(v) for v in values)
 
 
-def _entries(items: object) -> list[tuple[int, Mapping[str, Any]]]:
-    out = []
+def _models(items: object, model: type[M]) -> list[tuple[int, M]]:
+    """The entries of `items` (models or their JSON) as models; entries the model refuses are
+    skipped (the model check that runs first has reported them)."""
+    from pydantic import ValidationError
+
+    out: list[tuple[int, M]] = []
     for i, item in enumerate(items if isinstance(items, (list, tuple)) else ()):
-        data = item.to_dict() if hasattr(item, "to_dict") else item
-        if isinstance(data, Mapping):
-            out.append((i, data))
+        if isinstance(item, model):
+            out.append((i, item))
+        elif isinstance(item, Mapping):
+            try:
+                out.append((i, model.model_validate(item)))
+            except ValidationError:
+                continue
     return out
 
 
@@ -542,43 +554,40 @@ def check_tolerations(report: ValidationReport, field: str, items: object) -> No
     """The values Kubernetes allows in tolerations (their models take any string): operator
     ``Exists`` or ``Equal``, effect one of the taint effects or empty (all), no value with
     ``Exists``, ``tolerationSeconds`` only with ``NoExecute``."""
-    for i, item in _entries(items):
+    from flarekit_models.core.v1 import Toleration
+
+    for i, item in _models(items, Toleration):
         where = f"{field}[{i}]"
-        operator, effect = item.get("operator"), item.get("effect")
+        operator, effect = item.operator, item.effect
         if operator not in (None, "", *_OPERATORS):
             report.add(f"{where}.operator", operator, "not an operator", _choices(_OPERATORS))
         if effect not in (None, "", *_TAINT_EFFECTS):
             report.add(f"{where}.effect", effect, "not a taint effect", _choices(_TAINT_EFFECTS))
-        if operator == "Exists" and item.get("value"):
-            report.add(
-                f"{where}.value", item.get("value"), "given with operator 'Exists'", "no value"
-            )
-        if item.get("tolerationSeconds") is not None and effect != "NoExecute":
+        if operator == "Exists" and item.value:
+            report.add(f"{where}.value", item.value, "given with operator 'Exists'", "no value")
+        if item.toleration_seconds is not None and effect != "NoExecute":
             report.add(
                 f"{where}.tolerationSeconds",
-                item.get("tolerationSeconds"),
+                item.toleration_seconds,
                 f"given with effect {effect!r}",
                 "effect 'NoExecute' (the only effect that evicts), or no tolerationSeconds",
             )
-        key = item.get("key")
-        if key:
-            check_qualified_name(report, f"{where}.key", key)
+        if item.key:
+            check_qualified_name(report, f"{where}.key", item.key)
         elif operator != "Exists":
-            report.add(f"{where}.key", key, "empty with operator Equal", "a key, or 'Exists'")
+            report.add(f"{where}.key", item.key, "empty with operator Equal", "a key, or 'Exists'")
 
 
 def check_taints(report: ValidationReport, field: str, items: object) -> None:
     """The values Kubernetes allows in taints: a key and one of the three effects."""
-    for i, item in _entries(items):
+    from flarekit_models.core.v1 import Taint
+
+    for i, item in _models(items, Taint):
         where = f"{field}[{i}]"
-        check_qualified_name(report, f"{where}.key", item.get("key"))
-        if item.get("effect") not in _TAINT_EFFECTS:
+        check_qualified_name(report, f"{where}.key", item.key)
+        if item.effect not in _TAINT_EFFECTS:
             report.add(
-                f"{where}.effect",
-                item.get("effect"),
-                "not a taint effect",
-                _choices(_TAINT_EFFECTS),
+                f"{where}.effect", item.effect, "not a taint effect", _choices(_TAINT_EFFECTS)
             )
-        value = item.get("value")
-        if value:
-            check_label_value(report, f"{where}.value", value)
+        if item.value:
+            check_label_value(report, f"{where}.value", item.value)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
@@ -25,6 +25,8 @@ from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_object
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from flarekit import Client, ClusterConfiguration
 
 __all__ = ["cluster_config", "register"]
@@ -32,7 +34,7 @@ __all__ = ["cluster_config", "register"]
 GPU = "nvidia.com/gpu"
 
 
-def _init_fields(cls: Any) -> list[str]:
+def _init_fields(cls: type[DataclassInstance]) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.init and f.name != "_"]
 
 
@@ -72,14 +74,14 @@ def add_config_flags(p: argparse.ArgumentParser, *, name_required: bool = False)
     )
 
 
-def _flag_params(args: argparse.Namespace) -> dict[str, Any]:
+def _flag_params(args: argparse.Namespace) -> dict[str, object]:
     both = {
         "worker_cpu": args.worker_cpu,
         "worker_memory": args.worker_memory,
         "head_cpu": args.head_cpu,
         "head_memory": args.head_memory,
     }
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "name": args.name,
         "image": args.image,
         "ray_version": args.ray_version,
@@ -101,7 +103,7 @@ def _flag_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cluster_config(
-    params: Mapping[str, Any], namespace: str | None = None, *, where: str = ""
+    params: Mapping[str, object], namespace: str | None = None, *, where: str = ""
 ) -> ClusterConfiguration:
     """A validated ClusterConfiguration from parameter names and values (``worker_groups``
     as a list of mappings); `where` prefixes field names in errors (``cluster_config.``)."""
@@ -126,12 +128,16 @@ def cluster_config(
         check_names(group, _init_fields(WorkerGroup), "WorkerGroup", path)
         if "name" not in group:
             raise ConfigError([Problem(path + "name", None, "missing", "a group name")])
-        built.append(WorkerGroup(**dict(group)))
+        # The constructors check the values (read from YAML, so of any type) and name each
+        # wrong one: called through a Callable[..., T] they take them as they are.
+        group_of: Callable[..., WorkerGroup] = WorkerGroup
+        built.append(group_of(**{str(k): v for k, v in group.items()}))
     if groups:
         params["worker_groups"] = built
     if not params.get("name"):
         raise UsageError("the cluster needs a name: give it as an argument or as name: in -f")
-    return ClusterConfiguration(**params)
+    config_of: Callable[..., ClusterConfiguration] = ClusterConfiguration
+    return config_of(**params)
 
 
 def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:

@@ -19,9 +19,10 @@ import contextlib
 import dataclasses
 import inspect
 import shlex
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
+from flarekit._validation import ConfigError, Problem
 from flarekit.cli._cluster import cluster_config
 from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
 from flarekit.cli._exit import UsageError
@@ -64,7 +65,7 @@ def _rayjob_params() -> list[str]:
     return [f.name for f in dataclasses.fields(RayJob) if f.init and f.name not in _NOT_FROM_FILES]
 
 
-def _flags(args: argparse.Namespace, kind: str) -> dict[str, Any]:
+def _flags(args: argparse.Namespace, kind: str) -> dict[str, object]:
     common = {
         "name": args.name,
         "local_queue": args.local_queue,
@@ -96,7 +97,7 @@ def _misplaced_flags(args: argparse.Namespace, kind: str) -> None:
         raise UsageError(f"{', '.join(given)}: not a {kind} option")
 
 
-def job_params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+def job_params(args: argparse.Namespace) -> tuple[str, dict[str, object]]:
     """The kind and parameters the file and flags describe (names checked, values not)."""
     params = load_file(args.filename)
     kind_in_file = params.pop("kind", None)
@@ -111,13 +112,15 @@ def job_params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if args.env:  # a TrainJob's env, a RayJob's runtime_env.env_vars
         env = key_values(args.env, "--env")
         if kind == "trainjob":
-            merged["env"] = {**(merged.get("env") or {}), **env}
+            merged["env"] = _added(merged.get("env"), env, "env")
         else:
-            runtime_env = dict(merged.get("runtime_env") or {})
-            runtime_env["env_vars"] = {**(runtime_env.get("env_vars") or {}), **env}
+            runtime_env = _added(merged.get("runtime_env"), {}, "runtime_env")
+            runtime_env["env_vars"] = _added(
+                runtime_env.get("env_vars"), env, "runtime_env.env_vars"
+            )
             merged["runtime_env"] = runtime_env
     if args.label:
-        merged["labels"] = {**(merged.get("labels") or {}), **key_values(args.label, "--label")}
+        merged["labels"] = _added(merged.get("labels"), key_values(args.label, "--label"), "labels")
     if args.namespace:
         merged["namespace"] = args.namespace
     if not merged.get("name"):
@@ -129,21 +132,33 @@ def job_params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     config = merged.get("cluster_config")
     if isinstance(config, Mapping):
         config = {"name": merged["name"], **config}
+        namespace = merged.get("namespace")  # not a string: the RayJob names it
         merged["cluster_config"] = cluster_config(
-            config, merged.get("namespace"), where="cluster_config."
+            config, namespace if isinstance(namespace, str) else None, where="cluster_config."
         )
     if not merged.get("entrypoint"):
         raise UsageError("a RayJob needs an entrypoint: the command after --, or entrypoint: in -f")
     return kind, merged
 
 
-def make_job(kind: str, params: Mapping[str, Any], client: Client | None) -> RayJob | TrainJob:
+def _added(value: object, pairs: Mapping[str, str], name: str) -> dict[str, object]:
+    """The file's mapping parameter `name` (`value`, None when not given) with the flags'
+    `pairs` added (they win)."""
+    if value is None:
+        return dict(pairs)
+    if not isinstance(value, Mapping):
+        raise ConfigError([Problem(name, value, "expected a mapping", "KEY: VALUE pairs")])
+    return {**{str(k): v for k, v in value.items()}, **pairs}
+
+
+def make_job(kind: str, params: Mapping[str, object], client: Client | None) -> RayJob | TrainJob:
     """The job, validated as a whole (`ConfigError` lists every problem); nothing is sent."""
     from flarekit import RayJob, TrainJob
 
-    if kind == "trainjob":
-        return TrainJob(**params, client=client)
-    return RayJob(**params, client=client)
+    # The constructors check the values (read from YAML, so of any type) and name each wrong
+    # one: called through a Callable[..., T] they take them as they are.
+    job_of: Callable[..., RayJob | TrainJob] = TrainJob if kind == "trainjob" else RayJob
+    return job_of(**params, client=client)
 
 
 # -- finding an existing job -----------------------------------------------------------------

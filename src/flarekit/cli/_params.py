@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from flarekit._validation import ConfigError, Problem
 from flarekit.cli._exit import UsageError
@@ -26,7 +25,7 @@ __all__ = [
 ]
 
 
-def load_file(path: str | None) -> dict[str, Any]:
+def load_file(path: str | None) -> dict[str, object]:
     """The mapping in a YAML or JSON file (``-`` reads stdin); ``{}`` without a path.
 
     Read with the bounds of :mod:`flarekit.client._input_files` (size, encoding, nesting,
@@ -51,7 +50,7 @@ def load_file(path: str | None) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-def _scalar(text: str, flag: str = "--set") -> Any:
+def _scalar(text: str, flag: str = "--set") -> object:
     """A flag value read as YAML (``3`` -> 3, ``true`` -> True, ``[a, b]`` -> a list), so
     ``--set`` reaches parameters of any type; text that is not YAML stays text. Read with
     the bounds of files: an alias bomb on the command line is refused as one."""
@@ -67,9 +66,9 @@ def _scalar(text: str, flag: str = "--set") -> Any:
         return text
 
 
-def parse_set(items: Sequence[str] | None, flag: str = "--set") -> dict[str, Any]:
+def parse_set(items: Sequence[str] | None, flag: str = "--set") -> dict[str, object]:
     """``name=value`` pairs, values read as YAML."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for item in items or ():
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
@@ -89,16 +88,16 @@ def key_values(items: Sequence[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
+def merge(*layers: Mapping[str, object]) -> dict[str, object]:
     """Later layers win; ``None`` values (flags not given) do not override."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for layer in layers:
         out.update({k: v for k, v in layer.items() if v is not None})
     return out
 
 
 def check_names(
-    params: Mapping[str, Any], allowed: Iterable[str], subject: str, prefix: str = ""
+    params: Mapping[str, object], allowed: Iterable[str], subject: str, prefix: str = ""
 ) -> None:
     """Refuse parameter names that `subject` does not have (a validation error naming each,
     with the closest valid names)."""

@@ -36,6 +36,7 @@ from flarekit.client._errors import (
     Operation,
 )
 from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
+from flarekit.client._json_patch import PatchOperation
 from flarekit.client._knowledge import Knowledge
 from flarekit.client._list import ListIterator
 from flarekit.client._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
@@ -76,7 +77,7 @@ def _check_json_patch(patch: object) -> None:
     for index, op in enumerate(patch):
         if not isinstance(op, Mapping) or "path" not in op:
             raise ValueError(f"patch[{index}] must be a mapping with 'op' and 'path'")
-        _choice(op.get("op"), _JSON_PATCH_OPS, f"patch[{index}].op")
+        _choice(PatchOperation.model_validate(op).op, _JSON_PATCH_OPS, f"patch[{index}].op")
 
 
 class Client:

@@ -52,13 +52,35 @@ class ResourceList(BaseModel, Generic[R]):
     items: list[R] | None = None
 
 
+class StatusCause(BaseModel):
+    """One entry of a `Status`'s `details.causes`: which field is wrong, and why."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    field: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class StatusDetails(BaseModel):
+    """A `Status`'s `details`: the causes of a refusal, and how long to wait before a retry."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
+
+    causes: list[StatusCause] | None = None
+    retry_after_seconds: int | None = Field(None, alias="retryAfterSeconds")
+
+
 class StatusBody(BaseModel):
-    """A `Status` object: in a delete answer, or a watch `ERROR` event."""
+    """A `Status` object: in an error or delete answer, or a watch `ERROR` event."""
 
     model_config = ConfigDict(extra="allow", defer_build=True)
 
     kind: Literal["Status"]
     code: int = 0
+    reason: str | None = None
+    message: str | None = None
+    details: StatusDetails | None = None
 
 
 class WatchLine(BaseModel, Generic[R]):

@@ -15,11 +15,22 @@ flarekit has no model to check them with, so they need the explicit opt-out
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Annotated
 
-from flarekit._json import JsonObject, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, ValidationReport
+from flarekit.client._head import HeadMetadata, head_of
+from flarekit.client._json_patch import PatchOperation
 
-__all__ = ["ALLOWED_COMPONENTS", "check_appwrapper", "check_patch_components", "is_appwrapper"]
+__all__ = [
+    "ALLOWED_COMPONENTS",
+    "check_appwrapper",
+    "check_patch_components",
+    "is_appwrapper",
+    "wrapped_templates",
+]
 
 _GROUP = "workload.codeflare.dev"
 
@@ -62,19 +73,17 @@ def _check_template(
     if not isinstance(template, Mapping):
         report.add(field, template, "not an object", f"one of {_ALLOWED_TEXT}")
         return
-    api_version, kind = str(template.get("apiVersion") or ""), str(template.get("kind") or "")
-    shown = f"{api_version} {kind}".strip()
-    if (api_version, kind) not in ALLOWED_COMPONENTS:
+    head = head_of(template)
+    if (head.api_version, head.kind) not in ALLOWED_COMPONENTS:
         why = (
             "the AppWrapper controller runs it, but flarekit has no model to check it with "
             "(check_components=False writes it unchecked)"
-            if (api_version, kind) in _UNCHECKED
+            if (head.api_version, head.kind) in _UNCHECKED
             else "not a kind the AppWrapper controller runs as a workload"
         )
-        report.add(field, shown or None, why, f"one of {_ALLOWED_TEXT}")
+        report.add(field, head.type_text or None, why, f"one of {_ALLOWED_TEXT}")
         return
-    meta = template.get("metadata")
-    own = meta.get("namespace") if isinstance(meta, Mapping) else None
+    own = head.metadata.namespace
     if own and namespace and own != namespace:
         report.add(
             f"{field}.metadata.namespace",
@@ -83,39 +92,84 @@ def _check_template(
             f"{namespace!r} or no namespace",
         )
     try:
-        _validator(api_version, kind)(template)
+        _validator(head.api_version, head.kind)(template)
     except ValidationError as exc:
-        report.add_model_errors(field, exc, f"a valid {kind}")
+        report.add_model_errors(field, exc, f"a valid {head.kind}")
 
 
-def _templates(data: Mapping[str, JsonValue]) -> list[tuple[str, object]]:
-    """(path, template) of every component: v1beta2's components or MCAD's GenericItems."""
-    spec = data.get("spec")
-    if not isinstance(spec, Mapping):
-        return []
+def _list(value: object) -> object:
+    return value if isinstance(value, list) else []
+
+
+def _object(value: object) -> object:
+    return value if isinstance(value, Mapping) else {}
+
+
+#: A list, or empty when the JSON holds anything else there.
+_List = Annotated[list[object], BeforeValidator(_list)]
+
+
+class _Item(BaseModel):
+    """An entry of v1beta2's ``spec.components`` or MCAD's ``spec.resources.GenericItems``:
+    the wrapped object, as given (whatever it is; set only when the key is there)."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    template: object = None
+    generictemplate: object = None
+
+
+class _Resources(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
+
+    generic_items: _List = Field(default_factory=list, alias="GenericItems")
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    components: _List = Field(default_factory=list)
+    resources: Annotated[_Resources, BeforeValidator(_object)] = Field(default_factory=_Resources)
+
+
+class _Wrapper(BaseModel):
+    """The parts of AppWrapper JSON (a whole object or a merge patch) that hold objects.
+
+    Read leniently: the JSON is what is being checked, so a part of the wrong type is empty
+    here (the AppWrapper's own model, or the API server, refuses it)."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    metadata: Annotated[HeadMetadata, BeforeValidator(_object)] = Field(
+        default_factory=HeadMetadata
+    )
+    spec: Annotated[_Spec, BeforeValidator(_object)] = Field(default_factory=_Spec)
+
+
+def wrapped_templates(data: Mapping[str, object]) -> list[tuple[str, object]]:
+    """(path, template) of every object AppWrapper `data` (JSON) holds, as stored (not
+    copies): v1beta2's ``spec.components[].template``, MCAD's
+    ``spec.resources.GenericItems[].generictemplate``."""
+    spec = _Wrapper.model_validate(data).spec
     out: list[tuple[str, object]] = []
-    components = spec.get("components")
-    if isinstance(components, list):
-        for i, item in enumerate(components):
-            if isinstance(item, Mapping) and "template" in item:
-                out.append((f"spec.components[{i}].template", item["template"]))
-    resources = spec.get("resources")
-    items = resources.get("GenericItems") if isinstance(resources, Mapping) else None
-    if isinstance(items, list):
-        for i, item in enumerate(items):
-            if isinstance(item, Mapping) and "generictemplate" in item:
-                where = f"spec.resources.GenericItems[{i}].generictemplate"
-                out.append((where, item["generictemplate"]))
+    for i, entry in enumerate(spec.components):
+        item = _Item.model_validate(entry) if isinstance(entry, Mapping) else None
+        if item is not None and "template" in item.model_fields_set:
+            out.append((f"spec.components[{i}].template", item.template))
+    for i, entry in enumerate(spec.resources.generic_items):
+        item = _Item.model_validate(entry) if isinstance(entry, Mapping) else None
+        if item is not None and "generictemplate" in item.model_fields_set:
+            where = f"spec.resources.GenericItems[{i}].generictemplate"
+            out.append((where, item.generictemplate))
     return out
 
 
-def check_appwrapper(data: Mapping[str, JsonValue], namespace: str | None) -> None:
+def check_appwrapper(data: Mapping[str, object], namespace: str | None) -> None:
     """Raise `ConfigError` naming every component of AppWrapper `data` (JSON) that is not an
     allowed kind, not valid, or meant for another namespace than `namespace`."""
-    meta = data.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
+    name = _Wrapper.model_validate(data).metadata.name
     report = ValidationReport(f"AppWrapper {name!r}" if name else "AppWrapper")
-    for field, template in _templates(data):
+    for field, template in wrapped_templates(data):
         _check_template(report, field, template, namespace)
     report.raise_if_problems()
 
@@ -129,15 +183,15 @@ def check_patch_components(patch: object, namespace: str | None) -> None:
     for index, op in enumerate(patch):
         if not isinstance(op, Mapping):
             continue
-        path = str(op.get("path") or "")
+        operation = PatchOperation.model_validate(op)
+        path, value = operation.path, operation.value
         parts = path.split("/")[1:]
         if parts[:2] not in (["spec", "components"], ["spec", "resources"]):
             continue
-        value = op.get("value")
-        if op.get("op") == "remove":
+        if operation.op == "remove":
             continue
         if parts == ["spec", "components"] and isinstance(value, list):
-            holder: JsonObject = {"spec": {"components": value}}
+            holder: dict[str, object] = {"spec": {"components": value}}
         elif len(parts) == 3 and parts[1] == "components":
             holder = {"spec": {"components": [value]}}
         elif len(parts) == 4 and parts[1] == "components" and parts[3] == "template":

@@ -105,7 +105,7 @@ def from_kubeconfig(
     """
     from kubernetes import config
 
-    from flarekit.client._kubeconfig import check_kubeconfig
+    from flarekit.client._kubeconfig import ContextEntry, check_kubeconfig
 
     paths = kubeconfig_paths(path)
     existing = [p for p in paths if p.is_file()]
@@ -119,8 +119,9 @@ def from_kubeconfig(
         contexts, current = config.list_kube_config_contexts(config_file=joined)
     except _loader_errors() as exc:
         raise KubeconfigError(f"cannot read kubeconfig {joined}: {_one_line(exc)}") from None
-    names = [str(c.get("name")) for c in contexts or []]
-    chosen = context or (current or {}).get("name")
+    entries = [ContextEntry.model_validate(c) for c in contexts or []]
+    names = [entry.name for entry in entries]
+    chosen = context or (ContextEntry.model_validate(current).name if current else None)
     if not chosen or chosen not in names:
         what = f"context {chosen!r} is not defined" if chosen else "no current context is set"
         raise KubeconfigError(
@@ -146,8 +147,8 @@ def from_kubeconfig(
             InsecureConnectionWarning,
             stacklevel=2,
         )
-    entry = next(c for c in contexts if c.get("name") == chosen)
-    namespace = str((entry.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE)
+    entry = next(entry for entry in entries if entry.name == chosen)
+    namespace = (entry.context.namespace if entry.context else None) or DEFAULT_NAMESPACE
     return Credentials(configuration, namespace, f"kubeconfig {joined} (context {chosen})")
 
 

@@ -9,11 +9,14 @@ namespace). This module is plain Python so that `import flarekit` stays cheap.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flarekit._json import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from flarekit.client._codec import StatusBody
 
 __all__ = [
     "AlreadyExists",
@@ -183,17 +186,6 @@ def _error_class(code: int, reason: str) -> type[ApiError]:
     return ServerError if code >= 500 else ApiError
 
 
-def _causes(details: JsonValue) -> tuple[Cause, ...]:
-    causes = details.get("causes") if isinstance(details, Mapping) else None
-    if not isinstance(causes, list):
-        return ()
-    return tuple(
-        Cause(str(c.get("field") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
-        for c in causes
-        if isinstance(c, Mapping)
-    )
-
-
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a `Retry-After` header (delta-seconds form; HTTP dates are ignored)."""
     if not value:
@@ -205,19 +197,21 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def error_from_status(
-    operation: Operation,
-    code: int,
-    status: Mapping[str, JsonValue],
-    retry_after: float | None = None,
+    operation: Operation, code: int, status: StatusBody, retry_after: float | None = None
 ) -> ApiError:
     """The exception for a `Status` object (from a response body or a watch ERROR event)."""
-    reason = str(status.get("reason") or "") or _DEFAULT_REASONS.get(code, "Unknown")
-    message = str(status.get("message") or "") or f"the server answered HTTP {code}"
-    details = status.get("details")
-    if retry_after is None and isinstance(details, Mapping):
-        retry_after = parse_retry_after(str(details.get("retryAfterSeconds") or ""))
-    cls = _error_class(code, reason)
-    return cls(operation, code, reason, message, _causes(details), retry_after, status)
+    reason = status.reason or _DEFAULT_REASONS.get(code, "Unknown")
+    message = status.message or f"the server answered HTTP {code}"
+    details = status.details
+    causes: tuple[Cause, ...] = ()
+    if details is not None:
+        if retry_after is None and details.retry_after_seconds:
+            retry_after = max(0.0, float(details.retry_after_seconds))
+        causes = tuple(
+            Cause(c.field or "", c.reason or "", c.message or "") for c in details.causes or ()
+        )
+    body = status.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return _error_class(code, reason)(operation, code, reason, message, causes, retry_after, body)
 
 
 _DEFAULT_REASONS = {
@@ -241,16 +235,21 @@ def error_from_response(
     operation: Operation, code: int, body: bytes, retry_after: str | None = None
 ) -> ApiError:
     """The exception for a non-2xx response; bodies that are not a `Status` keep their text."""
-    status: JsonObject = {}
-    try:
-        parsed = json.loads(body) if body else {}
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and parsed.get("kind") == "Status":
-        status = parsed
-    elif body:
-        status = {"message": body[:500].decode("utf-8", "replace").strip()}
-    return error_from_status(operation, code, status, parse_retry_after(retry_after))
+    from pydantic import ValidationError
+
+    from flarekit.client._codec import StatusBody
+
+    after = parse_retry_after(retry_after)
+    if body:
+        try:
+            return error_from_status(operation, code, StatusBody.model_validate_json(body), after)
+        except ValidationError:
+            pass  # not a Status (a proxy's page, plain text): its text is the message
+    text = body[:500].decode("utf-8", "replace").strip()
+    reason = _DEFAULT_REASONS.get(code, "Unknown")
+    message = text or f"the server answered HTTP {code}"
+    status: JsonObject = {"message": text} if text else {}
+    return _error_class(code, reason)(operation, code, reason, message, (), after, status)
 
 
 def unavailable(operation: Operation, reason: str, why: str) -> ApiUnavailable:

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from flarekit.client._errors import KubeconfigError
 
-__all__ = ["check_kubeconfig"]
+__all__ = ["ContextEntry", "check_kubeconfig"]
 
 #: kubeconfigs are small; a larger file is not one.
 MAX_BYTES = 16 * 1024 * 1024
@@ -54,6 +56,24 @@ _FIELDS: dict[str, dict[str, str]] = {
     "exec": {"command": _TEXT, "apiVersion": _TEXT, "args": _STRINGS, "env": _ENV},
     "auth-provider": {"name": _TEXT, "config": _PAIRS},
 }
+
+
+class ContextBody(BaseModel):
+    """What a context names; flarekit reads its default namespace."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    namespace: str | None = None
+
+
+class ContextEntry(BaseModel):
+    """An entry of a kubeconfig's ``contexts`` (as the official loader lists them, after
+    `check_kubeconfig` has checked their shape)."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    name: str = ""
+    context: ContextBody | None = None
 
 
 def check_kubeconfig(path: Path) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from flarekit._json import JsonValue
+from flarekit.client._json_patch import PatchOperation
 
 __all__ = [
     "LIST_KEYS",
@@ -162,7 +163,7 @@ def _metadata(sent: JsonValue, returned: JsonValue, scope: Scope, out: list[Path
             _compare(value, stored[key], path, scope, out)
 
 
-def _unset(value: JsonValue, scope: Scope) -> bool:
+def _unset(value: object, scope: Scope) -> bool:
     """A value whose absence from the stored object loses nothing."""
     if value is None:
         return True
@@ -171,9 +172,7 @@ def _unset(value: JsonValue, scope: Scope) -> bool:
     return False
 
 
-def _compare(
-    sent: JsonValue, returned: JsonValue, path: Path, scope: Scope, out: list[Path]
-) -> None:
+def _compare(sent: object, returned: JsonValue, path: Path, scope: Scope, out: list[Path]) -> None:
     if isinstance(sent, Mapping):
         if not isinstance(returned, Mapping):
             return  # a different type is a rewrite, not a loss of fields
@@ -232,20 +231,21 @@ def pruned_by_json_patch(
 ) -> list[Path]:
     """The fields a JSON patch (RFC 6902) added or replaced that ``returned`` lacks."""
     out: list[Path] = []
-    for op in operations:
-        if op.get("op") not in ("add", "replace"):
+    for item in operations:
+        op = PatchOperation.model_validate(item)
+        if op.op not in ("add", "replace"):
             continue
-        path = _pointer(str(op.get("path", "")))
+        path = _pointer(op.path)
         if not path or not scope.top_level(str(path[0])) or path[-1] == "-":
             continue
         if path[0] == "metadata" and (len(path) < 2 or path[1] in SERVER_MANAGED_METADATA):
             continue
         node, found = _at(returned, path)
         if not found:
-            if not _unset(op.get("value"), scope):
+            if not _unset(op.value, scope):
                 out.append(path)
         else:
-            _compare(op.get("value"), node, path, scope, out)
+            _compare(op.value, node, path, scope, out)
     return out
 
 

@@ -188,7 +188,7 @@ class Watch(Generic[R]):
                 if isinstance(obj, StatusBody):
                     if obj.code == 410:
                         return "gone"
-                    raise error_from_status(self._operation, obj.code, obj.model_dump())
+                    raise error_from_status(self._operation, obj.code, obj)
                 progressed = True
                 if event.type == "BOOKMARK":
                     self._resume_from = _version(obj) or self._resume_from

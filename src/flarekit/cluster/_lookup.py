@@ -95,10 +95,11 @@ def _client(client: Client | None) -> Client:
 
 def _raycluster_template(wrapper: Mapping[str, JsonValue]) -> JsonObject | None:
     """The RayCluster an AppWrapper (v1beta2, or MCAD's v1beta1) holds, as stored."""
+    from flarekit.client._head import head_of
     from flarekit.cluster._wrapper import wrapped_templates
 
     for template in wrapped_templates(wrapper):
-        if template.get("kind") == "RayCluster":
+        if head_of(template).kind == "RayCluster":
             return template
     return None
 

@@ -143,33 +143,30 @@ def _replicas(group: WorkerGroupSpec) -> dict[str, int | None]:
     }
 
 
-def _labels(data: Mapping[str, JsonValue]) -> dict[str, str]:
-    metadata = data.get("metadata")
-    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
-    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
-
-
 def _unwrap(data: Mapping[str, JsonValue]) -> tuple[Mapping[str, JsonValue], dict[str, str], bool]:
     """The RayCluster, the Kueue labels of the top-level object, and whether it was wrapped."""
-    kind = data.get("kind")
-    labels = _labels(data)
+    from flarekit.client._head import head_of
+
+    head = head_of(data)
+    labels = head.metadata.labels
     kueue = {k: v for k, v in labels.items() if k in (QUEUE_LABEL, PRIORITY_LABEL)}
-    if kind == "AppWrapper":
+    if head.kind == "AppWrapper":
         from flarekit.cluster._wrapper import is_mcad, wrapped_templates
 
         for template in wrapped_templates(data):
-            if template.get("kind") == "RayCluster":
+            if head_of(template).kind == "RayCluster":
                 return template, kueue, True
-        metadata = data.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, Mapping) else None
         where = (
             "spec.resources.GenericItems[].generictemplate"
             if is_mcad(data)
             else "spec.components[].template"
         )
+        name = head.metadata.name or None
         raise ValueError(f"AppWrapper {name!r} holds no RayCluster in {where}")
-    if kind not in (None, "RayCluster"):
-        raise ValueError(f"expected a RayCluster or an AppWrapper holding one, got kind {kind!r}")
+    if head.kind not in ("", "RayCluster"):  # "": none, or not text (the model names it)
+        raise ValueError(
+            f"expected a RayCluster or an AppWrapper holding one, got kind {head.kind!r}"
+        )
     return data, kueue, False
 
 

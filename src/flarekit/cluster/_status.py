@@ -65,6 +65,7 @@ def as_appwrapper(
 ) -> AppWrapper | McadAppWrapper | None:
     """An AppWrapper model in the version it is written in (MCAD's v1beta1, or v1beta2);
     JSON is validated into one."""
+    from flarekit.client._head import head_of
     from flarekit.cluster._wrapper import MCAD_APPWRAPPER
     from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
@@ -74,7 +75,7 @@ def as_appwrapper(
     if not isinstance(obj, Mapping):
         raise TypeError(f"expected an AppWrapper, got {type(obj).__name__}")
 
-    if obj.get("apiVersion") == MCAD_APPWRAPPER:
+    if head_of(obj).api_version == MCAD_APPWRAPPER:
         return McadAppWrapper.model_validate(obj)
     return AppWrapper.model_validate(obj)
 

@@ -65,7 +65,9 @@ def appwrapper_kind(client: Client) -> type[KubeResource]:
 def is_mcad(obj: Mapping[str, JsonValue] | str | None) -> bool:
     """True for MCAD's apiVersion, or an object (JSON) of it."""
     if isinstance(obj, Mapping):
-        obj = str(obj.get("apiVersion") or "")
+        from flarekit.client._head import head_of
+
+        obj = head_of(obj).api_version
     return obj == MCAD_APPWRAPPER
 
 
@@ -100,18 +102,6 @@ def refuse_kueue_options(client: Client, config: ClusterConfiguration) -> None:
 def wrapped_templates(wrapper: Mapping[str, JsonValue]) -> list[JsonObject]:
     """The objects an AppWrapper holds, in order, as stored (not copies): v1beta2's
     ``spec.components[].template`` or MCAD's ``spec.resources.GenericItems[].generictemplate``."""
-    spec = wrapper.get("spec")
-    if not isinstance(spec, Mapping):
-        return []
-    if is_mcad(wrapper) or ("resources" in spec and "components" not in spec):
-        resources = spec.get("resources")
-        items = resources.get("GenericItems") if isinstance(resources, Mapping) else None
-        key = "generictemplate"
-    else:
-        items, key = spec.get("components"), "template"
-    out = []
-    for item in items if isinstance(items, list) else []:
-        template = item.get(key) if isinstance(item, Mapping) else None
-        if isinstance(template, dict):
-            out.append(template)
-    return out
+    from flarekit.client._components import wrapped_templates as templates
+
+    return [template for _, template in templates(wrapper) if isinstance(template, dict)]

@@ -34,7 +34,7 @@ from flarekit.ray._jobs_models import (
     RayVersion,
     SubmitAnswer,
 )
-from flarekit.ray._jobs_upload import MAX_PACKAGE_BYTES, Package, local_packages
+from flarekit.ray._jobs_upload import MAX_PACKAGE_BYTES, CodeEntries, Package, local_packages
 from flarekit.ray._jobs_validation import build_submit_request, check_submission_id
 
 if TYPE_CHECKING:
@@ -168,11 +168,11 @@ class RayJobClient:
     def _upload(self, runtime_env: dict[str, RayJson]) -> dict[str, RayJson]:
         """`runtime_env` with its local entries uploaded and replaced by their URIs."""
         prepared = local_packages(dict[str, object](runtime_env), self.max_upload_bytes)
+        code = CodeEntries.model_validate(prepared)
         out = dict(runtime_env)
-        working_dir = prepared.get("working_dir")
-        if isinstance(working_dir, Package):
-            out["working_dir"] = self._ensure_package(working_dir)
-        modules = prepared.get("py_modules")
+        if isinstance(code.working_dir, Package):
+            out["working_dir"] = self._ensure_package(code.working_dir)
+        modules = code.py_modules
         if isinstance(modules, list):
             out["py_modules"] = [
                 self._ensure_package(m) if isinstance(m, Package) else str(m) for m in modules

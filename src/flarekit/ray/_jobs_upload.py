@@ -28,9 +28,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from flarekit.ray._jobs_errors import RayJobValidationError
 
-__all__ = ["MAX_PACKAGE_BYTES", "Package", "check_local", "is_local", "local_packages", "package"]
+__all__ = [
+    "MAX_PACKAGE_BYTES",
+    "CodeEntries",
+    "Package",
+    "check_local",
+    "is_local",
+    "local_packages",
+    "package",
+]
 
 #: The largest zipped package uploaded (Ray's GCS refuses more than 512 MiB).
 MAX_PACKAGE_BYTES = 100 * 1024 * 1024
@@ -146,20 +156,33 @@ def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
+class CodeEntries(BaseModel):
+    """The entries of a Ray runtime environment that name code to ship: ``working_dir``,
+    ``py_modules`` and the ``excludes`` patterns. Ray's other keys (and plugins' keys) are
+    not read here. Values are kept as given (the same objects): local paths, URIs, or the
+    `Package` that replaced a local path; their checks are the callers'."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+
+    working_dir: object = None
+    py_modules: object = None
+    excludes: object = None
+
+
 def local_packages(
     runtime_env: dict[str, object], limit: int = MAX_PACKAGE_BYTES
 ) -> dict[str, object]:
     """`runtime_env` with every local ``working_dir`` / ``py_modules`` entry replaced by
     the `Package` to upload for it (checked and zipped, nothing sent)."""
-    raw_excludes = runtime_env.get("excludes") or []
+    code = CodeEntries.model_validate(runtime_env)
+    raw_excludes = code.excludes
     excludes = [str(e) for e in raw_excludes] if isinstance(raw_excludes, list) else []
     out = dict(runtime_env)
-    working_dir = runtime_env.get("working_dir")
-    if is_local(working_dir):
+    if is_local(code.working_dir):
         field = "runtime_env['working_dir']"
-        path = check_local(working_dir, field, module=False)
+        path = check_local(code.working_dir, field, module=False)
         out["working_dir"] = package(path, field=field, excludes=excludes, limit=limit)
-    modules = runtime_env.get("py_modules")
+    modules = code.py_modules
     if isinstance(modules, list):
         entries: list[object] = []
         for index, entry in enumerate(modules):
