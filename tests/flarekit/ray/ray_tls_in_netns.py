@@ -33,6 +33,7 @@ from ray_head_in_netns import bring_loopback_up, check_isolated, ray, run_as_ini
 
 from flarekit import Client, from_kubeconfig, generate_tls_cert
 from flarekit.testing import FakeCluster
+from flarekit.testing._tls import make_ca as make_ca_pem
 
 CLUSTER, NAMESPACE = "tls-demo", "default"
 GCS_PORT, CLIENT_PORT = 6379, 10001
@@ -74,27 +75,12 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _pem_key(key: rsa.RSAPrivateKey, form: serialization.PrivateFormat) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, form, serialization.NoEncryption())
-
-
-def make_ca(common_name: str) -> tuple[x509.Certificate, rsa.RSAPrivateKey]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    now = datetime.datetime.now(datetime.UTC)
-    usage = x509.KeyUsage(True, False, False, False, False, True, False, False, False)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(common_name))
-        .issuer_name(_name(common_name))
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(usage, critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return cert, key
+def make_ca(common_name: str) -> tuple[x509.Certificate, rsa.RSAPrivateKey, bytes, bytes]:
+    """A CA as the practice cluster's simulated operator makes one: (cert, key, both as PEM)."""
+    cert_pem, key_pem = make_ca_pem(common_name)
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    return x509.load_pem_x509_certificate(cert_pem), key, cert_pem, key_pem
 
 
 def sign_head(ca: x509.Certificate, ca_key: rsa.RSAPrivateKey, folder: Path) -> dict[str, str]:
@@ -121,7 +107,11 @@ def sign_head(ca: x509.Certificate, ca_key: rsa.RSAPrivateKey, folder: Path) -> 
     )
     folder.mkdir(mode=0o700)
     files = {"server.crt": cert.public_bytes(serialization.Encoding.PEM)}
-    files["server.key"] = _pem_key(key, serialization.PrivateFormat.PKCS8)
+    files["server.key"] = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
     files["ca.crt"] = ca.public_bytes(serialization.Encoding.PEM)
     for name, content in files.items():
         (folder / name).write_bytes(content)
@@ -133,7 +123,7 @@ def sign_head(ca: x509.Certificate, ca_key: rsa.RSAPrivateKey, folder: Path) -> 
     }
 
 
-def make_client_certificate(work: Path, ca: x509.Certificate, ca_key: rsa.RSAPrivateKey) -> Path:
+def make_client_certificate(work: Path, ca_pem: bytes, ca_key_pem: bytes) -> Path:
     """What a user does: the operator's CA Secret exists; generate_tls_cert reads it."""
     secret = {
         "apiVersion": "v1",
@@ -144,10 +134,8 @@ def make_client_certificate(work: Path, ca: x509.Certificate, ca_key: rsa.RSAPri
             "labels": {"ray.openshift.ai/cluster-name": CLUSTER},
         },
         "data": {
-            "ca.crt": base64.b64encode(ca.public_bytes(serialization.Encoding.PEM)).decode(),
-            "ca.key": base64.b64encode(
-                _pem_key(ca_key, serialization.PrivateFormat.TraditionalOpenSSL)
-            ).decode(),
+            "ca.crt": base64.b64encode(ca_pem).decode(),
+            "ca.key": base64.b64encode(ca_key_pem).decode(),
         },
     }
     with FakeCluster() as fc:
@@ -178,10 +166,10 @@ def ping(env: dict[str, str], cert: str, key: str, ca: str, wait: float) -> str:
 
 def main(work: Path) -> int:
     bring_loopback_up()
-    ca, ca_key = make_ca(f"{CLUSTER}-ca")
+    ca, ca_key, ca_pem, ca_key_pem = make_ca(f"{CLUSTER}-ca")
     head_env = {**os.environ, **sign_head(ca, ca_key, work / "head")}
     head_env["RAY_USAGE_STATS_ENABLED"] = "0"
-    client_dir = make_client_certificate(work, ca, ca_key)
+    client_dir = make_client_certificate(work, ca_pem, ca_key_pem)
     plain = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     cert, key, ca_file = (str(client_dir / n) for n in ("tls.crt", "tls.key", "ca.crt"))
     try:
@@ -221,8 +209,8 @@ def main(work: Path) -> int:
                 run.stdout + run.stderr,
             )
         ]
-        other_ca, other_key = make_ca("another-ca")
-        stranger = make_client_certificate(work / "stranger", other_ca, other_key)
+        _, _, other_pem, other_key_pem = make_ca("another-ca")
+        stranger = make_client_certificate(work / "stranger", other_pem, other_key_pem)
         wrong = ping(plain, str(stranger / "tls.crt"), str(stranger / "tls.key"), ca_file, 10)
         results.append(
             report("a certificate from another CA is refused", wrong == "UNAVAILABLE", wrong)
