@@ -135,13 +135,13 @@ if TYPE_CHECKING:
         NotServed as NotServed,
     )
     from flarekit.cluster import (
-        Cluster as Cluster,
-    )
-    from flarekit.cluster import (
         CASecretInvalid as CASecretInvalid,
     )
     from flarekit.cluster import (
         CASecretNotFound as CASecretNotFound,
+    )
+    from flarekit.cluster import (
+        Cluster as Cluster,
     )
     from flarekit.cluster import (
         ClusterConfiguration as ClusterConfiguration,

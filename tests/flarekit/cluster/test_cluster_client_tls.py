@@ -36,8 +36,7 @@ from flarekit import (
     from_kubeconfig,
     generate_tls_cert,
 )
-from flarekit.cluster import Cluster, ClusterConfiguration, export_env, remove_tls_cert
-from flarekit.cluster import _client_tls
+from flarekit.cluster import Cluster, ClusterConfiguration, _client_tls, export_env, remove_tls_cert
 from flarekit.testing import FakeCluster, RayClusterController
 
 
