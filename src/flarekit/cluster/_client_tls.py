@@ -44,6 +44,9 @@ __all__ = [
     "tls_base_dir",
 ]
 
+#: Where certificates are kept, when set; else under the XDG data folder.
+TLS_DIR_VARIABLE = "FLAREKIT_TLS_DIR"
+XDG_DATA_HOME = "XDG_DATA_HOME"
 #: Files older than this before their end are made anew.
 RENEW_BEFORE = datetime.timedelta(days=1)
 
@@ -94,10 +97,10 @@ class RayClientTLS:
 def tls_base_dir() -> Path:
     """Where client certificates are kept: ``$FLAREKIT_TLS_DIR``, else
     ``$XDG_DATA_HOME/flarekit/tls``, else ``~/.local/share/flarekit/tls``."""
-    explicit = os.environ.get("FLAREKIT_TLS_DIR")
+    explicit = os.environ.get(TLS_DIR_VARIABLE)
     if explicit:
         return Path(explicit)
-    data_home = os.environ.get("XDG_DATA_HOME")
+    data_home = os.environ.get(XDG_DATA_HOME)
     base = Path(data_home) if data_home else Path.home() / ".local" / "share"
     return base / "flarekit" / "tls"
 
