@@ -135,6 +135,12 @@ if TYPE_CHECKING:
         NotServed as NotServed,
     )
     from flarekit.cluster import (
+        CASecretInvalid as CASecretInvalid,
+    )
+    from flarekit.cluster import (
+        CASecretNotFound as CASecretNotFound,
+    )
+    from flarekit.cluster import (
         Cluster as Cluster,
     )
     from flarekit.cluster import (
@@ -153,7 +159,16 @@ if TYPE_CHECKING:
         DashboardNotExposed as DashboardNotExposed,
     )
     from flarekit.cluster import (
+        RayClientTLS as RayClientTLS,
+    )
+    from flarekit.cluster import (
+        RayClientUnavailable as RayClientUnavailable,
+    )
+    from flarekit.cluster import (
         WorkerGroup as WorkerGroup,
+    )
+    from flarekit.cluster import (
+        generate_tls_cert as generate_tls_cert,
     )
     from flarekit.cluster import (
         get_cluster as get_cluster,
@@ -254,6 +269,7 @@ _CARRIED_OVER = {
     "CustomTrainer": "flarekit.TrainJob(func=...)",
     "TrainingClient": "flarekit.DistributedJob, or flarekit.TrainJob on Kubeflow Trainer",
     "RayJobSpec": "flarekit.RayJob",
+    "generate_cert": "flarekit.generate_tls_cert(name, namespace), then its .export_env()",
 }
 
 

@@ -25,6 +25,7 @@ from flarekit._objects import labels_of, metadata_of, name_of
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
 from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
+from flarekit.cluster._client_url import CLIENT_PORT
 from flarekit.cluster._config import ClusterConfiguration
 from flarekit.cluster._status import (
     ClusterState,
@@ -35,8 +36,11 @@ from flarekit.cluster._status import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from flarekit._progress import Progress
     from flarekit.client._client import Client
+    from flarekit.cluster._client_tls import RayClientTLS
     from flarekit.cluster._details import ClusterDetails
     from flarekit.ray._jobs_http import Verify
     from flarekit_models._base import KubeResource
@@ -45,8 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
 
-#: The Ray client server port on the head Service (KubeRay's default).
-CLIENT_PORT = 10001
 #: RayCluster fields only some KubeRay releases have, and the option that sets each (for
 #: errors naming the option; the wrapped form first).
 R = TypeVar("R", bound="KubeResource")
@@ -209,6 +211,41 @@ class Cluster:
         service = head_service_name(raycluster, self.name)
         port = _endpoint(raycluster, "client", CLIENT_PORT)
         return f"ray://{service}.{self.namespace}.svc:{port}"
+
+    def local_client_url(self) -> str:
+        """The address for ``ray.init()``, read from the server: ``ray://<host>`` when a Route,
+        Ingress or HTTPRoute exposes the head Service's client port, else the in-cluster
+        ``ray://<head service>.<ns>.svc:<port>`` of the head Service as it exists.
+
+        Unlike :meth:`cluster_uri`, nothing is assumed: `NotFound` when the cluster does not
+        exist, :class:`~flarekit.cluster.RayClientUnavailable` when its head Service does not
+        (yet) or has no client port. On a cluster with Ray mTLS, first
+        :meth:`generate_tls_cert` and ``export_env()``.
+        """
+        from flarekit.cluster._client_url import local_client_url
+
+        return local_client_url(self.client, self.namespace, self.name)
+
+    def generate_tls_cert(
+        self,
+        *,
+        days: int = 30,
+        force_regenerate: bool = False,
+        base_dir: Path | str | None = None,
+    ) -> RayClientTLS:
+        """A client certificate for ``ray.init("ray://...")`` on a cluster with Ray mTLS,
+        signed by the cluster's CA Secret (see :func:`flarekit.cluster.generate_tls_cert`);
+        call ``.export_env()`` on the result to point Ray at it."""
+        from flarekit.cluster._client_tls import generate_tls_cert
+
+        return generate_tls_cert(
+            self.name,
+            self.namespace,
+            days=days,
+            force_regenerate=force_regenerate,
+            base_dir=base_dir,
+            client=self.client,
+        )
 
     def cluster_dashboard_uri(self) -> str:
         """The dashboard URL from a Route, Ingress or HTTPRoute to the head Service.

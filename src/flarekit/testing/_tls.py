@@ -47,9 +47,23 @@ def _name(common_name: str) -> x509.Name:
 
 
 def make_ca(common_name: str) -> tuple[bytes, bytes]:
-    """A self-signed CA certificate and its key, PEM (for simulated operators' CA secrets)."""
+    """A self-signed CA certificate and its key, PEM (for simulated operators' CA secrets).
+
+    Its key usages are those the mTLS operator's CA has (digitalSignature, keyCertSign), so
+    that verifiers holding CAs to RFC 5280 accept what it signs."""
     now = datetime.datetime.now(datetime.UTC)
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=True,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
     cert = (
         x509.CertificateBuilder()
         .subject_name(_name(common_name))
@@ -59,6 +73,7 @@ def make_ca(common_name: str) -> tuple[bytes, bytes]:
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=30))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(usage, critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )

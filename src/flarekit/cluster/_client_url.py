@@ -1,0 +1,113 @@
+"""The address a Ray client (`ray.init("ray://...")`) connects to, read from the cluster.
+
+Why: `Cluster.cluster_uri()` composes the in-cluster address from KubeRay's naming and works
+before the cluster exists; a user about to call `ray.init` wants an address that leads
+somewhere. So :func:`local_client_url` reads what is there: the RayCluster (its head Service's
+name as KubeRay reports it), the head Service itself and its ``client`` port, and any Route,
+Ingress or HTTPRoute that exposes that port outside the cluster (codeflare-sdk's
+`local_client_url()` looks for the same). Each missing piece is an error saying which, and
+why it may be missing. Every read goes through the `Client`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from flarekit.client._errors import NotFound
+
+if TYPE_CHECKING:
+    from flarekit.client._client import Client
+    from flarekit_models.core.v1 import ServicePort
+
+__all__ = ["CLIENT_PORT", "CLIENT_PORT_NAME", "RayClientUnavailable", "local_client_url"]
+
+#: The Ray client server port on the head Service, and the name KubeRay gives it.
+CLIENT_PORT = 10001
+CLIENT_PORT_NAME = "client"
+
+
+class RayClientUnavailable(LookupError):
+    """The cluster exists but offers no Ray client address (yet): no head Service, or one
+    without a client port. The message says which and what to do."""
+
+    def __init__(self, namespace: str, cluster: str, service: str, why: str) -> None:
+        self.namespace = namespace
+        self.cluster = cluster
+        self.service = service
+        super().__init__(f"Ray cluster {namespace}/{cluster} has no Ray client address: {why}")
+
+
+def _client_port(ports: list[ServicePort], namespace: str, cluster: str, service: str) -> int:
+    """The Service port named ``client`` (KubeRay's name), else the one numbered 10001."""
+    for port in ports:
+        if port.name == CLIENT_PORT_NAME:
+            return port.port
+    for port in ports:
+        if port.port == CLIENT_PORT:
+            return port.port
+    listed = ", ".join(f"{p.name or '<unnamed>'}={p.port}" for p in ports) or "none"
+    raise RayClientUnavailable(
+        namespace,
+        cluster,
+        service,
+        f"its head Service {service!r} has no port named {CLIENT_PORT_NAME!r} or numbered "
+        f"{CLIENT_PORT} (ports: {listed}); the Ray client server may be turned off in the "
+        "head group's rayStartParams",
+    )
+
+
+def _exposed_host(client: Client, namespace: str, service: str, port: int) -> str | None:
+    """The host of a Route, Ingress or HTTPRoute that sends traffic to the client port."""
+    from flarekit.cluster._dashboard import DashboardNotExposed, find_dashboard_uri
+
+    try:
+        uri = find_dashboard_uri(
+            client, namespace, service, port=port, port_names=(CLIENT_PORT_NAME,)
+        )
+    except DashboardNotExposed:
+        return None
+    return urlsplit(uri).hostname
+
+
+def local_client_url(client: Client, namespace: str, cluster: str) -> str:
+    """The Ray client address of `cluster`: ``ray://<host>`` when a Route, Ingress or
+    HTTPRoute exposes its head Service's client port, else the in-cluster
+    ``ray://<head service>.<namespace>.svc:<client port>`` (what a notebook or job running in
+    the Kubernetes cluster connects to).
+
+    Raises `NotFound` when the RayCluster does not exist and :class:`RayClientUnavailable`
+    when its head Service does not exist (yet) or has no client port.
+    """
+    from flarekit.client._generic import generic_resource
+    from flarekit.cluster._routes import part
+    from flarekit.cluster._status import head_service_name
+    from flarekit_models.core.v1 import ServiceSpec
+    from flarekit_models.ray.v1 import RayCluster
+
+    try:
+        raycluster = client.get(RayCluster, cluster, namespace=namespace)
+    except NotFound as exc:
+        exc.add_note(
+            f"Ray cluster {namespace}/{cluster} does not exist: apply() it first (a wrapped "
+            "cluster's RayCluster exists once its AppWrapper is admitted)"
+        )
+        raise
+    service = head_service_name(raycluster, cluster)
+    kind = generic_resource("v1", "Service", "services")
+    try:
+        found = client.get(kind, service, namespace=namespace)
+    except NotFound:
+        raise RayClientUnavailable(
+            namespace,
+            cluster,
+            service,
+            f"its head Service {service!r} does not exist (yet): KubeRay creates it when it "
+            "starts the cluster's head (wait_ready() waits for that)",
+        ) from None
+    spec = part(ServiceSpec, found, "spec")
+    port = _client_port(list(spec.ports or []) if spec else [], namespace, cluster, service)
+    host = _exposed_host(client, namespace, service, port)
+    if host:
+        return f"ray://{host}"
+    return f"ray://{service}.{namespace}.svc:{port}"
