@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 import urllib3
-from client_support import FAST_RETRY, client, cluster, ns, raycluster  # noqa: F401
+from kube_support import FAST_RETRY
+from client_support import cluster, fc, raycluster  # noqa: F401
 from kubernetes.client.exceptions import ApiException
 
 from flarekit import (

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import pytest
-from client_support import client, cluster, new_namespace, ns, raycluster_body  # noqa: F401
+from kube_support import new_namespace
+from client_support import cluster, fc, raycluster_body  # noqa: F401
 
 from flarekit import ALL_NAMESPACES, Client, Gone
 from flarekit.testing import FakeCluster

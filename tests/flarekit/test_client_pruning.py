@@ -13,7 +13,8 @@ from typing import Any
 
 import kubernetes
 import pytest
-from client_support import new_namespace, raycluster
+from kube_support import new_namespace
+from client_support import raycluster
 
 from flarekit import Client, ServerWarning, from_kubeconfig
 from flarekit.client._dropped import PrunedFields, PrunedFieldsWarning

@@ -6,7 +6,8 @@ and retry (client-go's RetryOnConflict), so a concurrent writer's change is neve
 from __future__ import annotations
 
 import pytest
-from client_support import FAST_RETRY, client, cluster, ns, raycluster  # noqa: F401
+from kube_support import FAST_RETRY
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import Client, Conflict, from_kubeconfig
 from flarekit.testing import FakeCluster

@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from client_support import FAST_RETRY, client, cluster, ns, raycluster  # noqa: F401
+from kube_support import FAST_RETRY
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import ApiUnavailable, Client, Forbidden, Watch, WatchEvent
 from flarekit.testing import FakeCluster

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_support import Result, flarekit, kueue_api, one_error_line
+from cli_support import Result, flarekit, one_error_line
+from kube_support import kueue_api
 
 from flarekit.cli import ExitCode
 from flarekit.testing import FakeCluster

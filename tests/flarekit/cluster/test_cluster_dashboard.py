@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from facade_support import TICK, client_for, new_namespace
+from facade_support import TICK
+from kube_support import client_for
 
 from flarekit import Client, Forbidden
 from flarekit.cluster import Cluster, ClusterConfiguration, DashboardNotExposed
@@ -57,17 +58,6 @@ def fc() -> Iterator[FakeCluster]:
     crds = [*crds_for({"kuberay": "v1.7.0"}), *EXTRA_CRDS]
     with FakeCluster(crds=crds, tick_interval=TICK, controllers=[RayClusterController()]) as c:
         yield c
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def route(name: str, ns: str, service: str, **spec: Any) -> dict[str, Any]:

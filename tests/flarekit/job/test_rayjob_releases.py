@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rayjob_support import RAYJOBS, client_for, new_namespace, stored
+from kube_support import client_for, new_namespace
+from rayjob_support import RAYJOBS, stored
 
 from flarekit import Client
 from flarekit._wait import WaitTimeout

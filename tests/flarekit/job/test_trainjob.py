@@ -7,7 +7,8 @@ from typing import Any
 
 import kubernetes
 import pytest
-from trainjob_support import TICK, client_for, creates, kueue_queues, torch_runtime
+from kube_support import client_for, seed_queues
+from trainjob_support import TICK, creates, torch_runtime
 
 from flarekit._validation import ConfigError
 from flarekit._wait import TerminalFailure
@@ -40,7 +41,7 @@ def _cluster(trainer: str, *controllers: SimController) -> FakeCluster:
 def v23() -> Iterator[FakeCluster]:
     with _cluster("v2.3.0", TrainJobController(run_for=0.1), KueueController()) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -48,7 +49,7 @@ def v23() -> Iterator[FakeCluster]:
 def v20() -> Iterator[FakeCluster]:
     with _cluster("v2.0.1", TrainJobController(run_for=0.1), KueueController()) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -210,7 +211,7 @@ def test_failure_quotes_trainer_message() -> None:
         "v2.3.0", TrainJobController(fail=True, failure_message=message), KueueController()
     ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         job = TrainJob("boom", client=client_for(fc), local_queue="lq").submit()
         with pytest.raises(TerminalFailure, match="node-0 exited with 1"):
             job.wait(timeout=10, poll=0.02, progress=False)

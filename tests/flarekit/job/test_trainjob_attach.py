@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
+from kube_support import client_for, seed_queues
+from trainjob_support import TICK, torch_runtime
 
 from flarekit._wait import WaitTimeout
 from flarekit.client._errors import NotFound
@@ -52,7 +53,7 @@ def fc() -> Iterator[FakeCluster]:
     ) as cluster:
         cluster.create(torch_runtime())
         cluster.create(_custom_runtime())
-        kueue_queues(cluster)
+        seed_queues(cluster, "default")
         yield cluster
 
 

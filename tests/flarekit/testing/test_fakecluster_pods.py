@@ -8,7 +8,7 @@ from typing import Any
 
 import kubernetes
 import pytest
-from sim_support import wait_until
+from wait_support import wait_until
 
 from flarekit.testing import FakeCluster
 

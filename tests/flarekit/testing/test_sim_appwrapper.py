@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim_support import (
-    TICK,
-    app_wrapper,
-    cond,
-    no_errors,
-    status,
-    train_job,
-    validate,
-    wait_for,
-    wait_until,
-)
+from sim_support import TICK, app_wrapper, cond, no_errors, status, train_job, validate, wait_for
+from wait_support import wait_until
 
 from flarekit.testing import (
     AppWrapperController,

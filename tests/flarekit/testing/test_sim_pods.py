@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from sim_support import (
-    JSON,
-    TICK,
-    no_errors,
-    ray_cluster,
-    ray_job,
-    status,
-    train_job,
-    wait_for,
-    wait_until,
-)
+from sim_support import JSON, TICK, no_errors, ray_cluster, ray_job, status, train_job, wait_for
+from wait_support import wait_until
 
 from flarekit.testing import (
     FakeCluster,

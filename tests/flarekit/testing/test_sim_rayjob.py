@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim_support import (
-    TICK,
-    no_errors,
-    ray_cluster,
-    ray_job,
-    status,
-    validate,
-    wait_for,
-    wait_until,
-)
+from sim_support import TICK, no_errors, ray_cluster, ray_job, status, validate, wait_for
+from wait_support import wait_until
 
 from flarekit.testing import (
     Event,

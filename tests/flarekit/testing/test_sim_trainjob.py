@@ -5,17 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from sim_support import (
-    JSON,
-    TICK,
-    cond,
-    no_errors,
-    status,
-    train_job,
-    validate,
-    wait_for,
-    wait_until,
-)
+from sim_support import JSON, TICK, cond, no_errors, status, train_job, validate, wait_for
+from wait_support import wait_until
 
 from flarekit.testing import FakeCluster, ManualClock, TrainJobController
 
