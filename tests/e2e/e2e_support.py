@@ -13,9 +13,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypedDict
 
-from kube_support import client_for, kueue_api, new_namespace, seed_queues
-from wait_support import wait_until
-
 from flarekit import Client, RetryPolicy
 from flarekit.cluster import ClusterConfiguration
 from flarekit.testing import (
@@ -29,6 +26,8 @@ from flarekit.testing import (
     TrainJobController,
 )
 from flarekit.testing._cp_operators import OperatorNotBuilt, find_build
+from kube_support import client_for, kueue_api, new_namespace, seed_queues
+from wait_support import wait_until
 
 JSON = dict[str, Any]
 OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator")

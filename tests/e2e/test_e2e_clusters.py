@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from e2e_support import Backend, small_cluster
-from kube_support import QUEUE_LABEL
 
 from flarekit import Client
 from flarekit.cluster import Cluster, ClusterState
+from kube_support import QUEUE_LABEL
 
 
 def _admitted(backend: Backend, namespace: str, owner: str) -> bool:

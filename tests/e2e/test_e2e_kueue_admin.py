@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from e2e_support import Backend
-from kube_support import writes
 
 from flarekit import Client
 from flarekit.kueue import (
@@ -29,6 +28,7 @@ from flarekit.kueue import (
     queue_status,
 )
 from flarekit.testing import ApiError
+from kube_support import writes
 
 JSON = dict[str, Any]
 

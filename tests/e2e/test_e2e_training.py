@@ -6,16 +6,15 @@ AppWrapper, a training-operator PyTorchJob."""
 from __future__ import annotations
 
 import copy
-
 from typing import Any
 
 import pytest
 from e2e_support import RUNTIME, Backend
-from kube_support import QUEUE_LABEL
 
 from flarekit import Client, TerminalFailure
 from flarekit.job import DistributedJob, Job, JobState, TrainJob
 from flarekit.testing._cp_kwok import DURATION_ENV, EXIT_CODE_ENV
+from kube_support import QUEUE_LABEL
 
 RESOURCES = {"cpu": 1, "memory": "2Gi"}
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-
 from flarekit.testing import FakeCluster
 from flarekit.testing._server import API_CLIENT_AGENT
 from flarekit_models.ray.v1 import RayCluster

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 from client_support import outside_client
-from kube_support import client_for, new_namespace
 
 from flarekit import Client
 from flarekit.testing import ControlPlane, FakeCluster
+from kube_support import client_for, new_namespace
 
 #: The emulator's own tests speak raw HTTP to it on purpose.
 _EMULATOR_TESTS = Path(__file__).parent / "testing"

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 import urllib3
-from kube_support import FAST_RETRY
 from client_support import cluster, fc, raycluster  # noqa: F401
 from kubernetes.client.exceptions import ApiException
 
@@ -33,6 +32,7 @@ from flarekit import (
 from flarekit.client import _retry
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import FAST_RETRY
 
 
 @pytest.fixture

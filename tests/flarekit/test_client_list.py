@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import pytest
-from kube_support import new_namespace
 from client_support import cluster, fc, raycluster_body  # noqa: F401
 
 from flarekit import ALL_NAMESPACES, Client, Gone
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import new_namespace
 
 
 def _seed(cluster: FakeCluster, ns: str, count: int, labels: dict[str, str] | None = None) -> None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kube_support import client_for, new_namespace
-from wait_support import wait_until
 from client_support import raycluster
 
 from flarekit import AlreadyExists, ApiUnavailable, Client, RetryPolicy
 from flarekit.client._fingerprint import CREATED_FROM
 from flarekit.testing import ControlPlane, FakeCluster
+from kube_support import client_for, new_namespace
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")

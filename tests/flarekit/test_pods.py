@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from wait_support import wait_until
 
 from flarekit import Client
 from flarekit.client._errors import ApiError, ApiUnavailable, NotFound
 from flarekit.client._pods import PodInfo, follow_logs, list_pods, read_logs
 from flarekit.testing import FakeCluster
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from kube_support import client_for, seed_queues
-from wait_support import wait_until
 
 from flarekit import Client
 from flarekit.cluster import Cluster, ClusterConfiguration
@@ -25,6 +23,8 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import client_for, seed_queues
+from wait_support import wait_until
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2", "trainer": "v2.3.0", "jobset": "v0.12.0"}
 NS = "team"

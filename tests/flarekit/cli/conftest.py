@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 from cli_support import torch_runtime
-from kube_support import cluster_queue, local_queue, new_namespace
 
 from flarekit.testing import (
     AppWrapperController,
@@ -18,6 +17,7 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import cluster_queue, local_queue, new_namespace
 
 
 @pytest.fixture(scope="package")

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from wait_support import wait_until
 import yaml
 from cli_support import flarekit, one_error_line, torch_runtime
-from kube_support import seed_queues
 
 from flarekit.cli import ExitCode
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from kube_support import seed_queues
+from wait_support import wait_until
 
 
 def test_trainjob_submit_wait_logs_list_delete(fake: FakeCluster, namespace: str) -> None:

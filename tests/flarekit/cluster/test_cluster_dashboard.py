@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from facade_support import TICK
-from kube_support import client_for
 
 from flarekit import Client, Forbidden
 from flarekit.cluster import Cluster, ClusterConfiguration, DashboardNotExposed
 from flarekit.cluster._dashboard import find_dashboard_uri
 from flarekit.testing import FakeCluster, RayClusterController
 from flarekit_models._crds import crds_for
+from kube_support import client_for
 
 OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 

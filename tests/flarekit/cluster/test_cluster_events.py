@@ -5,15 +5,14 @@ and the scheduler (the real one, or FakeCluster's) writes its events."""
 
 from __future__ import annotations
 
-
 import pytest
-from kube_support import client_for, new_namespace
-from wait_support import wait_until
 
 from flarekit import ConfigError
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.kueue import QueueOptOutWarning
 from flarekit.testing import ControlPlane, FakeCluster
+from kube_support import client_for, new_namespace
+from wait_support import wait_until
 
 
 def test_cluster_without_queue_and_its_events(backend: FakeCluster | ControlPlane) -> None:

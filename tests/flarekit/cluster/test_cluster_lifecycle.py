@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from facade_support import FAST, TICK, raw_raycluster
-from kube_support import writes
 
 from flarekit import Client
 from flarekit.cluster import (
@@ -19,6 +18,7 @@ from flarekit.cluster import (
     WaitTimeout,
 )
 from flarekit.testing import AppWrapperController, FakeCluster, RayClusterController
+from kube_support import writes
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper": "v1.2.1"}
 FAILURE = "simulated: 0/3 nodes have 64 free CPUs <insufficient cpu>"

@@ -15,7 +15,6 @@ from typing import Any
 import kubernetes
 import pytest
 from facade_support import FAST, TICK
-from kube_support import QUEUE_LABEL, seed_queues, writes
 
 from flarekit import Client, ConfigError
 from flarekit.cluster import (
@@ -28,6 +27,7 @@ from flarekit.cluster import (
 )
 from flarekit.cluster._status import cluster_status
 from flarekit.testing import FakeCluster, RayClusterController
+from kube_support import QUEUE_LABEL, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper-mcad": "v1.40.0", "kueue": "v0.14.8"}
 MCAD = "workload.codeflare.dev/v1beta1"

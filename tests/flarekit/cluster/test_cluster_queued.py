@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from facade_support import FAST, TICK
-from kube_support import FAST_RETRY, QUEUE_LABEL, new_namespace, seed_queues, writes
 
 from flarekit import ApiError, Client
 from flarekit._wait import wait_until
@@ -30,6 +29,7 @@ from flarekit.testing import (
     KueueController,
     RayClusterController,
 )
+from kube_support import FAST_RETRY, QUEUE_LABEL, new_namespace, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2", "appwrapper": "v1.2.1"}
 

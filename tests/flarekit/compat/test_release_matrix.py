@@ -21,8 +21,6 @@ from typing import Any
 
 import kubernetes
 import pytest
-from kube_support import QUEUE_LABEL, client_for, new_namespace, seed_queues
-from wait_support import wait_until
 
 from flarekit import Client
 from flarekit._validation import ConfigError
@@ -38,6 +36,8 @@ from flarekit.testing import (
     TrainJobController,
 )
 from flarekit_models._crds import default_releases
+from kube_support import QUEUE_LABEL, client_for, new_namespace, seed_queues
+from wait_support import wait_until
 
 pytestmark = pytest.mark.slow  # about 1.5 s per release set: a FakeCluster, and the job run
 

@@ -19,8 +19,6 @@ from pathlib import Path
 
 import kubernetes
 import pytest
-from kube_support import QUEUE_LABEL
-from wait_support import wait_until
 from test_release_matrix import (
     CLAIM,
     QUEUE,
@@ -38,6 +36,8 @@ from flarekit.job._jobstate import JobState
 from flarekit.kueue import QueueOptOutWarning
 from flarekit.testing import ControlPlane, NodePool
 from flarekit.testing._cp_operators import FAMILIES, built_versions
+from kube_support import QUEUE_LABEL
+from wait_support import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.operator_matrix, pytest.mark.timeout(1800)]
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import kubernetes
 import pytest
-from kube_support import client_for, seed_queues
 from trainjob_support import TICK, creates, torch_runtime
 
 from flarekit._validation import ConfigError
@@ -21,6 +20,7 @@ from flarekit.testing import (
     KueueController,
     TrainJobController,
 )
+from kube_support import client_for, seed_queues
 
 MOUNTS: list[str | dict[str, str]] = [
     "type=volume,src=datasets,dst=/data,readonly",

@@ -9,8 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from wait_support import wait_until
-from kube_support import client_for, seed_queues
 from trainjob_support import TICK, torch_runtime
 
 from flarekit import ApiError, NotFound
@@ -25,6 +23,8 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import client_for, seed_queues
+from wait_support import wait_until
 
 OUTPUT = "hello from the job"
 FAST: dict[str, Any] = {"timeout": 30, "poll": TICK, "progress": False}

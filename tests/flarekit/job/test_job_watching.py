@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from wait_support import wait_until
-from kube_support import client_for, new_namespace, seed_queues
 from trainjob_support import TICK, torch_runtime
 
 from flarekit._products import JOBSET_LABEL, REPLICATED_JOB_LABEL
@@ -24,6 +22,8 @@ from flarekit._wait import TerminalFailure
 from flarekit.job import JobState, JobStatus, TrainJob
 from flarekit.kueue import QueueOptOutWarning
 from flarekit.testing import ControlPlane, FakeCluster, KueueController, TrainJobController
+from kube_support import client_for, new_namespace, seed_queues
+from wait_support import wait_until
 
 FAST: dict[str, Any] = {"timeout": 30, "poll": TICK, "progress": False}
 LINES = ["epoch 1 loss 0.9", "epoch 2 loss 0.5"]

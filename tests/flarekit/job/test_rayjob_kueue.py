@@ -7,9 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kube_support import QUEUE_LABEL, seed_queues, writes
 from rayjob_support import RAYJOBS, TICK, deployment_status, existing_cluster, small_config, stored
-from wait_support import wait_until
 
 from flarekit import Client
 from flarekit.cluster import ConfigError
@@ -23,6 +21,8 @@ from flarekit.testing import (
     RayJobController,
 )
 from flarekit_models.ray.v1 import RayJob as RayJobModel
+from kube_support import QUEUE_LABEL, seed_queues, writes
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kube_support import writes
 from rayjob_support import (
     RAYJOBS,
     TICK,
@@ -17,13 +16,14 @@ from rayjob_support import (
     stored,
     submitter_pods,
 )
-from wait_support import wait_until
 
 from flarekit import AlreadyExists, Client
 from flarekit._wait import TerminalFailure, WaitTimeout
 from flarekit.cluster import ConfigError
 from flarekit.job import RayJob, RayJobError, RayJobStatus
 from flarekit.testing import FakeCluster, ManualClock, RayClusterController, RayJobController
+from kube_support import writes
+from wait_support import wait_until
 
 FAILURE = "Traceback (most recent call last): ValueError: loss is NaN"
 

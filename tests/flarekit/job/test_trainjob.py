@@ -7,7 +7,6 @@ from typing import Any
 
 import kubernetes
 import pytest
-from kube_support import client_for, seed_queues
 from trainjob_support import TICK, creates, torch_runtime
 
 from flarekit._validation import ConfigError
@@ -18,6 +17,7 @@ from flarekit.job._trainjob import TrainJob
 from flarekit.kueue import QueueNotFound
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
 from flarekit.testing._sim_base import SimController
+from kube_support import client_for, seed_queues
 
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"
 POD_OPTIONS: dict[str, Any] = {

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kube_support import client_for, seed_queues
 from trainjob_support import TICK, torch_runtime
 
 from flarekit._wait import WaitTimeout
@@ -14,6 +13,7 @@ from flarekit.client._errors import NotFound
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from kube_support import client_for, seed_queues
 
 JSON = dict[str, Any]
 RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wait_support import wait_until
-from kube_support import client_for
 from trainjob_support import torch_runtime
 
 from flarekit import ConfigError
 from flarekit._wait import TerminalFailure
 from flarekit.job import JobState, TrainJob
 from flarekit.testing import FakeCluster, TrainJobController
+from kube_support import client_for
+from wait_support import wait_until
 
 FAST: dict[str, Any] = {"timeout": 120, "poll": 0.05, "progress": False}
 

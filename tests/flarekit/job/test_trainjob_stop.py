@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from wait_support import wait_until
-from kube_support import QUEUE_LABEL, client_for, seed_queues
 from trainjob_support import TICK, torch_runtime
 
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from kube_support import QUEUE_LABEL, client_for, seed_queues
+from wait_support import wait_until
 
 JSON = dict[str, Any]
 RELEASES = {"trainer": "v2.3.0", "kueue": "v0.19.2", "jobset": "v0.12.0"}

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kube_support import QUEUE_LABEL, client_for, seed_queues
 from trainjob_support import creates, torch_runtime
-from wait_support import wait_until
 
 from flarekit import ApiUnavailable, RetryPolicy
 from flarekit._validation import ConfigError
 from flarekit.job._trainjob import TrainJob
 from flarekit.testing import FakeCluster
+from kube_support import QUEUE_LABEL, client_for, seed_queues
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")

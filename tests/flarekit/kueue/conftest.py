@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kube_support import client_for
 from kueue_support import KUEUE_RELEASES
 
 from flarekit import Client
 from flarekit.testing import FakeCluster
+from kube_support import client_for
 
 
 @pytest.fixture(scope="module", params=KUEUE_RELEASES)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kube_support import writes
 
 from flarekit import Client, Invalid, ServerError
 from flarekit.kueue import (
@@ -25,6 +24,7 @@ from flarekit.kueue import (
     resolve_local_queue,
 )
 from flarekit.testing import FakeCluster
+from kube_support import writes
 
 QUOTAS: dict[str, dict[str, Any]] = {
     "default-flavor": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 2}

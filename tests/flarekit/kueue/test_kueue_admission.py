@@ -8,9 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from kube_support import writes
 from kueue_support import KUEUE_RELEASES, raycluster_body
-from wait_support import wait_until
 
 from flarekit import Client
 from flarekit.kueue import (
@@ -30,6 +28,8 @@ from flarekit.testing import FakeCluster, KueueController, RayClusterController
 from flarekit_models.kueue.v1beta1 import Workload as WorkloadV1beta1
 from flarekit_models.kueue.v1beta2 import Workload as WorkloadV1beta2
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import writes
+from wait_support import wait_until
 
 TICK = 0.02
 

@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from wait_support import wait_until
 
 from flarekit import ApiUnavailable, Client, RetryPolicy, ServerError, from_kubeconfig
 from flarekit._rollback import MARK
@@ -24,6 +23,7 @@ from flarekit.kueue import (
 )
 from flarekit.testing import FakeCluster
 from flarekit.testing._faults import RecordedRequest
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")

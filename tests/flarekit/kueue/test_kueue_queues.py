@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kube_support import client_for
 from kueue_support import seed_local_queue
 
 from flarekit import Client, ServerError
@@ -28,6 +27,7 @@ from flarekit.kueue import (
     resolve_local_queue,
 )
 from flarekit.testing import FakeCluster
+from kube_support import client_for
 
 
 @pytest.fixture(scope="module")

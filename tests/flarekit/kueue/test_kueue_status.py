@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import yaml
-from kube_support import new_namespace
 
 from flarekit import ALL_NAMESPACES, Client, NotFound
 from flarekit.kueue import (
@@ -22,6 +21,7 @@ from flarekit.kueue import (
     queue_status,
 )
 from flarekit.testing import FakeCluster
+from kube_support import new_namespace
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "kueue.x-k8s.io"
 

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import kubernetes
 import pytest
-from kube_support import new_namespace
-from wait_support import wait_until
 
 from flarekit import Client, Forbidden, from_kubeconfig, from_token
 from flarekit.client._pods import read_logs
 from flarekit.testing import ComponentFailed, ControlPlane, NotSupportedByRealServer, rule
 from flarekit.testing._cp_kwok import SIMULATED_LOG
 from flarekit_models.kueue.v1beta2 import LocalQueue
+from kube_support import new_namespace
+from wait_support import wait_until
 
 
 def _alive(pid: int) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from sim_support import TICK, app_wrapper, cond, no_errors, status, train_job, validate, wait_for
-from wait_support import wait_until
 
 from flarekit.testing import (
     AppWrapperController,
@@ -14,6 +13,7 @@ from flarekit.testing import (
     ManualClock,
     TrainJobController,
 )
+from wait_support import wait_until
 
 AW = "appwrappers"
 RELEASES = {"appwrapper": "v1.2.1", "kuberay": "v1.7.0"}

@@ -16,8 +16,6 @@ from sim_support import (
     validate,
     wait_for,
 )
-from wait_support import wait_until
-from kube_support import kueue_api, seed_queues
 
 from flarekit.testing import (
     AppWrapperController,
@@ -27,6 +25,8 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import kueue_api, seed_queues
+from wait_support import wait_until
 
 QUEUED = {"kueue.x-k8s.io/queue-name": "lq"}
 WL = "workloads"

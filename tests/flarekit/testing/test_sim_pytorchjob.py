@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from sim_support import JSON, TICK, cond, no_errors, status, validate, wait_for
-from kube_support import QUEUE_LABEL, seed_queues
-from wait_support import wait_until
 
 from flarekit.testing import FakeCluster, KueueController, ManualClock, PyTorchJobController
+from kube_support import QUEUE_LABEL, seed_queues
+from wait_support import wait_until
 
 PT = "pytorchjobs"
 RELEASES = {"training-operator": "v1.9.4", "kueue": "v0.19.2"}

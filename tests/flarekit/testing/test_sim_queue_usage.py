@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wait_support import wait_until
-
 from flarekit import Client, Cluster, ClusterConfiguration, from_kubeconfig, list_queues
 from flarekit.cli._practice import practice_cluster
+from wait_support import wait_until
 
 
 def test_admitted_work_shows_in_the_queue_listing(tmp_path: Path) -> None:

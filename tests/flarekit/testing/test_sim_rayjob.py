@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from sim_support import TICK, no_errors, ray_cluster, ray_job, status, validate, wait_for
-from wait_support import wait_until
 
 from flarekit.testing import (
     Event,
@@ -14,6 +13,7 @@ from flarekit.testing import (
     RayClusterController,
     RayJobController,
 )
+from wait_support import wait_until
 
 RJ = "rayjobs"
 

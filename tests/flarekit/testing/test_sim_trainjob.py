@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 from sim_support import JSON, TICK, cond, no_errors, status, train_job, validate, wait_for
-from wait_support import wait_until
 
 from flarekit.testing import FakeCluster, ManualClock, TrainJobController
+from wait_support import wait_until
 
 TJ = "trainjobs"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kube_support import client_for, cluster_queue, local_queue, new_namespace
 
 from flarekit import Client
 from flarekit.testing import FakeCluster, KueueController, RayClusterController, RayJobController
+from kube_support import client_for, cluster_queue, local_queue, new_namespace
 
 
 @pytest.fixture(scope="package")
