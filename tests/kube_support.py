@@ -52,7 +52,7 @@ def cluster_queue(
     server: Server,
     name: str = "cq",
     *,
-    flavor: str = "default-flavor",
+    flavor: str = "flavor",
     quota: Mapping[str, str] = PLENTY,
     make_flavor: bool = True,
 ) -> None:
@@ -104,13 +104,14 @@ def seed_queues(
     namespace: str,
     *local_queues: str,
     cluster_queue_name: str = "cq",
+    flavor: str = "flavor",
     quota: Mapping[str, str] = PLENTY,
     make_flavor: bool = True,
     default: bool = False,
 ) -> None:
     """`cluster_queue` (made once) and LocalQueues `local_queues` (default: ``lq``) in
     `namespace` pointing to it (`default`: marked as the namespace's default queue)."""
-    cluster_queue(server, cluster_queue_name, quota=quota, make_flavor=make_flavor)
+    cluster_queue(server, cluster_queue_name, flavor=flavor, quota=quota, make_flavor=make_flavor)
     for name in local_queues or ("lq",):
         local_queue(server, namespace, name, cluster_queue_name, default=default)
 

@@ -166,7 +166,9 @@ def admin_setup(fc: FakeCluster, namespace: str) -> None:
     """What the cluster's admins provide: queues, and the torch runtime where Trainer is."""
     # Quota enough for everything (memory "1000" would be 1000 bytes, which the real Kueue
     # enforces: the simulated one does not check amounts).
-    seed_queues(fc, namespace, QUEUE, quota={"cpu": "1000", "memory": "1000Gi"})
+    seed_queues(
+        fc, namespace, QUEUE, flavor="default-flavor", quota={"cpu": "1000", "memory": "1000Gi"}
+    )
     try:
         fc.resource("clustertrainingruntimes")
     except ValueError:
