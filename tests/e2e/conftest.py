@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from e2e_support import OPERATORS, Backend, FakeBackend, RealBackend
 
+from flarekit import Client
 from flarekit.testing import ControlPlane
 from flarekit.testing._cp_operator_runner import versions_for
 from flarekit.testing._cp_operators import OperatorNotBuilt
@@ -77,3 +78,17 @@ def namespace(backend: Backend) -> Iterator[str]:
     name = backend.namespace()
     yield name
     backend.drop(name)
+
+
+@pytest.fixture
+def client(backend: Backend, namespace: str) -> Iterator[Client]:
+    """A client of the backend, in the test's namespace."""
+    with backend.client(namespace) as c:
+        yield c
+
+
+@pytest.fixture
+def lq(backend: Backend, namespace: str) -> str:
+    """LocalQueue `lq` in the test's namespace, once Kueue can use it (and its ClusterQueue)."""
+    backend.queues(namespace)
+    return "lq"

@@ -9,13 +9,12 @@ Failed on the control plane; the simulated controllers fail the job that carries
 
 from __future__ import annotations
 
-import itertools
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypedDict
 
-from flarekit import Client, RetryPolicy, from_kubeconfig
+from flarekit import Client, RetryPolicy
+from flarekit.cluster import ClusterConfiguration
 from flarekit.testing import (
     AppWrapperController,
     ControlPlane,
@@ -27,12 +26,41 @@ from flarekit.testing import (
     TrainJobController,
 )
 from flarekit.testing._cp_operators import OperatorNotBuilt, find_build
+from kube_support import client_for, kueue_api, new_namespace, seed_queues
+from wait_support import wait_until
 
 JSON = dict[str, Any]
 OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator")
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 RUNTIME = "torch-distributed"
-_names = itertools.count()
+#: What the queues of the end-to-end tests hold: realistic amounts, which the real Kueue
+#: enforces against what the jobs ask for.
+QUOTA = {"cpu": "24", "memory": "96Gi", "nvidia.com/gpu": "8"}
+
+
+class Waits(TypedDict):
+    """The wait options of the facade's waits, on a backend's timings."""
+
+    timeout: float
+    poll: float
+    progress: bool
+
+
+def small_cluster(
+    name: str, namespace: str, local_queue: str | None = "lq", **options: Any
+) -> ClusterConfiguration:
+    """A Ray cluster of a head and one worker, small enough for the nodes and the queue's
+    quota (`local_queue` None: outside Kueue)."""
+    return ClusterConfiguration(
+        name,
+        namespace=namespace,
+        num_workers=1,
+        head_cpu_requests=1,
+        head_cpu_limits=1,
+        head_memory_requests=2,
+        head_memory_limits=2,
+        local_queue=local_queue,
+        **options,
+    )
 
 
 class Backend:
@@ -51,65 +79,31 @@ class Backend:
     def real(self) -> bool:
         return self.name == "controlplane"
 
+    @property
+    def waits(self) -> Waits:
+        """``timeout=``, ``poll=`` and ``progress=`` for the facade's waits."""
+        return {"timeout": self.timeout, "poll": self.poll, "progress": False}
+
     def client(self, namespace: str) -> Client:
         retry = RetryPolicy(attempts=3, backoff=0.05, max_backoff=0.5)
-        return Client(
-            from_kubeconfig(self.cluster.kubeconfig_path), namespace=namespace, retry=retry
-        )
+        return client_for(self.cluster, namespace=namespace, retry=retry)
 
     def namespace(self) -> str:
-        name = f"e{next(_names)}-{self.name[:4]}"
-        self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        return name
+        return new_namespace(self.cluster, f"e-{self.name[:4]}-")
 
     def drop(self, namespace: str) -> None:
         """Delete the namespace (its objects go with it)."""
         self.cluster.delete("namespaces", namespace)
 
     def kueue_api(self) -> str:
-        return "kueue.x-k8s.io/" + self.cluster.resource("clusterqueues").storage_version
+        return kueue_api(self.cluster)
 
     def queues(self, namespace: str, *local_queues: str, cluster_queue: str = "cq") -> None:
-        """ResourceFlavor `flavor` and ClusterQueue `cluster_queue` (once), and LocalQueues
-        (default: `lq`) in `namespace`."""
-        api = self.kueue_api()
-        if self.cluster.get("resourceflavors", "flavor") is None:
-            self.cluster.create(
-                {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "flavor"}}
-            )
-        if self.cluster.get("clusterqueues", cluster_queue) is None:
-            covered = ["cpu", "memory", "nvidia.com/gpu"]
-            quotas = [
-                {"name": "cpu", "nominalQuota": "24"},
-                {"name": "memory", "nominalQuota": "96Gi"},
-                {"name": "nvidia.com/gpu", "nominalQuota": "8"},
-            ]
-            self.cluster.create(
-                {
-                    "apiVersion": api,
-                    "kind": "ClusterQueue",
-                    "metadata": {"name": cluster_queue},
-                    "spec": {
-                        "namespaceSelector": {},
-                        "resourceGroups": [
-                            {
-                                "coveredResources": covered,
-                                "flavors": [{"name": "flavor", "resources": quotas}],
-                            }
-                        ],
-                    },
-                }
-            )
-        for queue in local_queues or ("lq",):
-            self.cluster.create(
-                {
-                    "apiVersion": api,
-                    "kind": "LocalQueue",
-                    "metadata": {"name": queue, "namespace": namespace},
-                    "spec": {"clusterQueue": cluster_queue},
-                }
-            )
-        self.wait(lambda: self._queues_ready(namespace, local_queues or ("lq",)), "queues")
+        """ResourceFlavor and ClusterQueue `cluster_queue` (once), and LocalQueues (default:
+        `lq`) in `namespace`, once Kueue can use them."""
+        names = local_queues or ("lq",)
+        seed_queues(self.cluster, namespace, *names, cluster_queue_name=cluster_queue, quota=QUOTA)
+        self.wait(lambda: self._queues_ready(namespace, names), "queues")
 
     def _queues_ready(self, namespace: str, names: tuple[str, ...]) -> bool:
         return all(self.cluster.get("localqueues", n, namespace) for n in names)
@@ -124,15 +118,11 @@ class Backend:
         return self.cluster.get(resource, name, namespace)
 
     def wait(self, check: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
-        """Poll `check` until it returns something true; return that."""
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while True:
-            found = check()
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.name}: timed out waiting for {what}")
-            time.sleep(self.poll)
+        """Poll `check` until it returns something true, on this backend's timings; return
+        that."""
+        return wait_until(
+            check, f"{what} ({self.name})", timeout=timeout or self.timeout, poll=self.poll
+        )
 
     def owned_by(
         self, resource: str, namespace: str, owner: str, kind: str | None = None

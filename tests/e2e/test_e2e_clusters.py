@@ -5,23 +5,11 @@ admits it."""
 from __future__ import annotations
 
 import pytest
-from e2e_support import QUEUE_LABEL, Backend
+from e2e_support import Backend, small_cluster
 
-from flarekit.cluster import Cluster, ClusterConfiguration, ClusterState
-
-
-def _config(name: str, namespace: str, **options: object) -> ClusterConfiguration:
-    return ClusterConfiguration(
-        name,
-        namespace=namespace,
-        num_workers=1,
-        head_cpu_requests=1,
-        head_cpu_limits=1,
-        head_memory_requests=2,
-        head_memory_limits=2,
-        local_queue="lq",
-        **options,  # type: ignore[arg-type]
-    )
+from flarekit import Client
+from flarekit.cluster import Cluster, ClusterState
+from kube_support import QUEUE_LABEL
 
 
 def _admitted(backend: Backend, namespace: str, owner: str) -> bool:
@@ -35,21 +23,19 @@ def _admitted(backend: Backend, namespace: str, owner: str) -> bool:
 
 @pytest.mark.parametrize("wrapped", [False, True], ids=["raycluster", "appwrapper"])
 def test_queued_cluster_is_admitted_becomes_ready_and_goes_down(
-    backend: Backend, namespace: str, wrapped: bool
+    backend: Backend, namespace: str, client: Client, lq: str, wrapped: bool
 ) -> None:
-    backend.queues(namespace)
-    client = backend.client(namespace)
-    cluster = Cluster(_config("ray", namespace, appwrapper=wrapped), client)
+    cluster = Cluster(small_cluster("ray", namespace, lq, appwrapper=wrapped), client)
     cluster.apply()
     owner = cluster.appwrapper_name if wrapped else "ray"
 
-    status = cluster.wait_ready(timeout=backend.timeout, poll=backend.poll, progress=False)
+    status = cluster.wait_ready(**backend.waits)
     assert status.state is ClusterState.READY
-    assert status.queue == "lq"
+    assert status.queue == lq
     assert _admitted(backend, namespace, owner)
     if wrapped:
         [wrapper] = backend.objects("appwrappers", namespace)
-        assert wrapper["metadata"]["labels"][QUEUE_LABEL] == "lq"
+        assert wrapper["metadata"]["labels"][QUEUE_LABEL] == lq
         assert status.appwrapper == cluster.appwrapper_name
         # The AppWrapper controller made the RayCluster; Kueue queues the wrapper, not it.
         [ray] = backend.objects("rayclusters", namespace)
@@ -62,5 +48,5 @@ def test_queued_cluster_is_admitted_becomes_ready_and_goes_down(
     [head, workers] = details.groups
     assert (head.replicas, workers.replicas) == (1, 1)
 
-    assert cluster.down(wait=True, timeout=backend.timeout, poll=backend.poll, progress=False)
+    assert cluster.down(wait=True, **backend.waits)
     backend.wait(lambda: not backend.objects("rayclusters", namespace), "the RayCluster goes")

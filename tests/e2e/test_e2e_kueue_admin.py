@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from e2e_support import Backend
 
+from flarekit import Client
 from flarekit.kueue import (
     ClusterQueueSpec,
     ConfigError,
@@ -27,6 +28,7 @@ from flarekit.kueue import (
     queue_status,
 )
 from flarekit.testing import ApiError
+from kube_support import writes
 
 JSON = dict[str, Any]
 
@@ -98,12 +100,9 @@ def _setup(namespace: str, cluster_queue: str = "e2e-cq") -> list[Any]:
     ]
 
 
-def _writes(backend: Backend) -> int:
-    return sum(1 for r in backend.cluster.requests if r.method not in ("GET",))
-
-
-def test_setup_is_accepted_applied_once_and_reported(backend: Backend, namespace: str) -> None:
-    client = backend.client(namespace)
+def test_setup_is_accepted_applied_once_and_reported(
+    backend: Backend, namespace: str, client: Client
+) -> None:
     stored = apply_all(client, _setup(namespace))
     assert [s.kind for s in stored] == [
         "ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue"
@@ -125,8 +124,9 @@ def test_setup_is_accepted_applied_once_and_reported(backend: Backend, namespace
     ]["generation"]
 
 
-def test_a_local_queue_cannot_change_its_cluster_queue(backend: Backend, namespace: str) -> None:
-    client = backend.client(namespace)
+def test_a_local_queue_cannot_change_its_cluster_queue(
+    backend: Backend, namespace: str, client: Client
+) -> None:
     apply_all(client, _setup(namespace))
     apply_all(client, [ClusterQueueSpec("e2e-other", {"e2e-flavor": {"cpu": 1, "memory": "1Gi"}})])
     backend.cluster.clear_requests()
@@ -134,7 +134,7 @@ def test_a_local_queue_cannot_change_its_cluster_queue(backend: Backend, namespa
         apply_all(client, [LocalQueueSpec("e2e-lq", namespace, "e2e-other")])
     assert info.value.fields == ["LocalQueue 'e2e-lq': cluster_queue"]
     assert "'e2e-cq'" in str(info.value)
-    assert _writes(backend) == 0
+    assert writes(backend.cluster) == 0
     raw = {"spec": {"clusterQueue": "e2e-other"}}
     if backend.real:
         with pytest.raises(ApiError, match=r"spec\.clusterQueue.*field is immutable"):
@@ -145,16 +145,15 @@ def test_a_local_queue_cannot_change_its_cluster_queue(backend: Backend, namespa
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_what_kueue_refuses_flarekit_refuses_first(
-    backend: Backend, namespace: str, case: str
+    backend: Backend, namespace: str, client: Client, case: str
 ) -> None:
     refused = CASES[case]
-    client = backend.client(namespace)
     apply_all(client, _setup(namespace)[:1])  # the flavor the queues name
     backend.cluster.clear_requests()
     with pytest.raises(ConfigError) as info:
         apply_all(client, [refused.spec()])
     assert info.value.fields == [refused.field]
-    assert _writes(backend) == 0
+    assert writes(backend.cluster) == 0
     raw = {"apiVersion": backend.kueue_api(), **refused.raw}
     if backend.real:
         with pytest.raises(ApiError, match=refused.kueue_says):

@@ -6,18 +6,22 @@ AppWrapper, a training-operator PyTorchJob."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
-from e2e_support import QUEUE_LABEL, RUNTIME, Backend
+from e2e_support import RUNTIME, Backend
 
-from flarekit import TerminalFailure
-from flarekit.job import DistributedJob, JobState, TrainJob
+from flarekit import Client, TerminalFailure
+from flarekit.job import DistributedJob, Job, JobState, TrainJob
 from flarekit.testing._cp_kwok import DURATION_ENV, EXIT_CODE_ENV
+from kube_support import QUEUE_LABEL
 
 RESOURCES = {"cpu": 1, "memory": "2Gi"}
 
 
-def _trainjob(backend: Backend, name: str, namespace: str, **options: object) -> TrainJob:
+def _trainjob(name: str, namespace: str, client: Client, lq: str, **options: Any) -> TrainJob:
+    """A two-node TrainJob in LocalQueue `lq`, from Trainer's `torch-distributed` runtime unless
+    `options` name another."""
     options.setdefault("runtime", RUNTIME)
     return TrainJob(
         name,
@@ -26,19 +30,36 @@ def _trainjob(backend: Backend, name: str, namespace: str, **options: object) ->
         command=["python", "train.py"],
         num_nodes=2,
         resources_per_node=RESOURCES,
-        local_queue="lq",
-        client=backend.client(namespace),
-        **options,  # type: ignore[arg-type]
+        local_queue=lq,
+        client=client,
+        **options,
     )
 
 
-def test_trainjob_from_the_upstream_runtime_succeeds(backend: Backend, namespace: str) -> None:
-    backend.queues(namespace)
-    job = _trainjob(backend, "train", namespace).submit()
-    status = job.wait(timeout=backend.timeout, poll=backend.poll, progress=False)
+def _distributed(name: str, namespace: str, client: Client, lq: str, **options: Any) -> Job:
+    """A two-node `DistributedJob` in LocalQueue `lq`, submitted (what it became)."""
+    return DistributedJob(
+        name,
+        script="train.py",
+        image="pytorch/pytorch:2.7.1",
+        j="2x1",
+        cpu=1,
+        mem_mb=2048,
+        local_queue=lq,
+        namespace=namespace,
+        client=client,
+        **options,
+    ).submit()
+
+
+def test_trainjob_from_the_upstream_runtime_succeeds(
+    backend: Backend, namespace: str, client: Client, lq: str
+) -> None:
+    job = _trainjob("train", namespace, client, lq).submit()
+    status = job.wait(**backend.waits)
     assert status.state is JobState.SUCCEEDED
     stored = backend.get("trainjobs", "train", namespace) or {}
-    assert stored["metadata"]["labels"][QUEUE_LABEL] == "lq"
+    assert stored["metadata"]["labels"][QUEUE_LABEL] == lq
     assert stored["spec"]["runtimeRef"]["name"] == RUNTIME
     # Trainer ran it as a JobSet of the same name, whose pods ran on the nodes.
     assert backend.get("jobsets", "train", namespace) is not None
@@ -62,23 +83,23 @@ def _no_retry_runtime(backend: Backend) -> str:
     return name
 
 
-def test_trainjob_whose_trainer_fails_ends_failed(backend: Backend, namespace: str) -> None:
-    backend.queues(namespace)
+def test_trainjob_whose_trainer_fails_ends_failed(
+    backend: Backend, namespace: str, client: Client, lq: str
+) -> None:
     runtime = _no_retry_runtime(backend)
-    job = _trainjob(backend, "broken", namespace, env={EXIT_CODE_ENV: "2"}, runtime=runtime)
+    job = _trainjob("broken", namespace, client, lq, env={EXIT_CODE_ENV: "2"}, runtime=runtime)
     job = job.submit()
     with pytest.raises(TerminalFailure):
-        job.wait(timeout=backend.timeout, poll=backend.poll, progress=False)
+        job.wait(**backend.waits)
     status = job.status()
     assert status.state is JobState.FAILED
     assert status.message
 
 
 def test_queued_trainjob_is_stopped_and_resumed_through_its_workload(
-    backend: Backend, namespace: str
+    backend: Backend, namespace: str, client: Client, lq: str
 ) -> None:
-    backend.queues(namespace)
-    job = _trainjob(backend, "pausable", namespace, env={DURATION_ENV: "600s"}).submit()
+    job = _trainjob("pausable", namespace, client, lq, env={DURATION_ENV: "600s"}).submit()
     backend.wait(lambda: job.status().state is JobState.RUNNING, "the job runs")
     job.stop()
     [workload] = backend.owned_by("workloads", namespace, "pausable")
@@ -91,41 +112,22 @@ def test_queued_trainjob_is_stopped_and_resumed_through_its_workload(
     job.delete()
 
 
-def test_distributed_job_becomes_a_trainjob(backend: Backend, namespace: str) -> None:
-    backend.queues(namespace)
-    job = DistributedJob(
-        "dist",
-        script="train.py",
-        image="pytorch/pytorch:2.7.1",
-        j="2x1",
-        cpu=1,
-        mem_mb=2048,
-        local_queue="lq",
-        namespace=namespace,
-        client=backend.client(namespace),
-    ).submit()
+def test_distributed_job_becomes_a_trainjob(
+    backend: Backend, namespace: str, client: Client, lq: str
+) -> None:
+    job = _distributed("dist", namespace, client, lq)
     assert isinstance(job, TrainJob)
-    status = job.wait(timeout=backend.timeout, poll=backend.poll, progress=False)
+    status = job.wait(**backend.waits)
     assert status.state is JobState.SUCCEEDED
 
 
-def test_distributed_job_in_an_appwrapper_is_a_pytorchjob(backend: Backend, namespace: str) -> None:
-    backend.queues(namespace)
-    run = DistributedJob(
-        "wrapped",
-        script="train.py",
-        image="pytorch/pytorch:2.7.1",
-        j="2x1",
-        cpu=1,
-        mem_mb=2048,
-        local_queue="lq",
-        appwrapper=True,
-        namespace=namespace,
-        client=backend.client(namespace),
-    ).submit()
-    status = run.wait(timeout=backend.timeout, poll=backend.poll, progress=False)
+def test_distributed_job_in_an_appwrapper_is_a_pytorchjob(
+    backend: Backend, namespace: str, client: Client, lq: str
+) -> None:
+    run = _distributed("wrapped", namespace, client, lq, appwrapper=True)
+    status = run.wait(**backend.waits)
     assert status.state is JobState.SUCCEEDED
     [wrapper] = backend.objects("appwrappers", namespace)
-    assert wrapper["metadata"]["labels"][QUEUE_LABEL] == "lq"
+    assert wrapper["metadata"]["labels"][QUEUE_LABEL] == lq
     [pytorchjob] = backend.objects("pytorchjobs", namespace)
     assert [r["kind"] for r in pytorchjob["metadata"]["ownerReferences"]] == ["AppWrapper"]

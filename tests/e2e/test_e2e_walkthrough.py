@@ -13,6 +13,7 @@ import io
 
 from e2e_support import Backend
 
+from flarekit import Client
 from flarekit.testing._cp_kwok import SIMULATED_LOG
 from flarekit.walkthrough import Plan
 from flarekit.walkthrough._footprint import Footprint
@@ -31,13 +32,12 @@ STEPS = [
 
 
 def test_the_walkthrough_completes_and_leaves_nothing_behind(
-    backend: Backend, namespace: str
+    backend: Backend, namespace: str, client: Client
 ) -> None:
     # What the cluster puts in every new namespace comes before the footprint, as it does in
     # the namespace `--real-stack` uses (`default`).
     backend.wait(lambda: backend.get("serviceaccounts", "default", namespace), "service account")
     backend.wait(lambda: backend.get("configmaps", "kube-root-ca.crt", namespace), "root CA")
-    client = backend.client(namespace)
     footprint = Footprint(client, namespace)
     out = io.StringIO()
     plan = Plan(

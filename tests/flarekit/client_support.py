@@ -1,4 +1,5 @@
-"""Shared pieces of the client tests: a running FakeCluster, clients and RayCluster objects.
+"""Shared pieces of the client tests: a running FakeCluster and RayCluster objects (the shared
+`client` and `ns` fixtures in ``conftest.py`` give a client of it and a fresh namespace).
 
 The tests drive flarekit's `Client` against `flarekit.testing.FakeCluster` over HTTPS, the
 way users reach a real cluster; FakeCluster's direct access (`create`, `objects`, `requests`)
@@ -7,20 +8,16 @@ is used only to seed objects and to check what the server received.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from flarekit import Client, RetryPolicy, from_kubeconfig
 from flarekit.testing import FakeCluster
 from flarekit.testing._server import API_CLIENT_AGENT
 from flarekit_models.ray.v1 import RayCluster
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}
-#: Retries without real waiting: the first backoff is a millisecond.
-FAST_RETRY = RetryPolicy(attempts=3, backoff=0.001, max_backoff=0.01)
 
 #: What flarekit's transport sends as `User-Agent` (``flarekit`` or ``flarekit/<version>``).
 FLAREKIT_AGENT = "flarekit"
@@ -34,9 +31,6 @@ def outside_client(cluster: FakeCluster, since: int = 0) -> list[str]:
         for r in cluster.requests[since:]
         if r.user_agent != API_CLIENT_AGENT and (r.user_agent or "").split("/")[0] != FLAREKIT_AGENT
     ]
-
-
-_names = itertools.count()
 
 
 def raycluster_body(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
@@ -60,25 +54,14 @@ def raycluster(name: str, labels: dict[str, str] | None = None, **spec: Any) -> 
     return RayCluster.model_validate(raycluster_body(name, labels, **spec))
 
 
-def new_namespace(cluster: FakeCluster) -> str:
-    name = f"c{next(_names)}"
-    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
+@pytest.fixture(scope="module")
+def fc() -> Iterator[FakeCluster]:
+    with FakeCluster(releases=RELEASES, bookmark_interval=0.2) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[FakeCluster]:
-    with FakeCluster(releases=RELEASES, bookmark_interval=0.2) as fc:
-        yield fc
-
-
-@pytest.fixture(scope="module")
-def client(cluster: FakeCluster) -> Iterator[Client]:
-    with Client(from_kubeconfig(cluster.kubeconfig_path), retry=FAST_RETRY) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(cluster: FakeCluster) -> str:
-    """A fresh namespace for one test."""
-    return new_namespace(cluster)
+def cluster(fc: FakeCluster) -> FakeCluster:
+    """The module's FakeCluster (`fc`, which the shared `client` and `ns` fixtures use), by
+    the name these tests give it."""
+    return fc

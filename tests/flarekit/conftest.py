@@ -1,8 +1,14 @@
-"""Checks that hold for every facade test: every request a FakeCluster receives comes through
-flarekit's `Client` (its transport's `User-Agent`), or from the test's own reads through
-`FakeCluster.api_client()`. A request sent any other way (the official client's API classes
-on `Client.api_client`, a bare urllib3 pool) bypasses the client's retry, timeout, warning
-and error policy, and fails the test that made it."""
+"""Fixtures and checks for every facade test.
+
+A test module starts the FakeCluster it needs as its `fc` fixture (the releases and simulated
+controllers differ from module to module); `client` and `ns` then give it a client of that
+cluster and a fresh namespace per test.
+
+Every request a FakeCluster receives comes through flarekit's `Client` (its transport's
+`User-Agent`), or from the test's own reads through `FakeCluster.api_client()`. A request sent
+any other way (the official client's API classes on `Client.api_client`, a bare urllib3 pool)
+bypasses the client's retry, timeout, warning and error policy, and fails the test that made it.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,9 @@ from pathlib import Path
 import pytest
 from client_support import outside_client
 
-from flarekit.testing import FakeCluster
+from flarekit import Client
+from flarekit.testing import ControlPlane, FakeCluster
+from kube_support import client_for, new_namespace
 
 #: The emulator's own tests speak raw HTTP to it on purpose.
 _EMULATOR_TESTS = Path(__file__).parent / "testing"
@@ -29,3 +37,26 @@ def _every_request_through_client(request: pytest.FixtureRequest) -> Iterator[No
     for cluster in FakeCluster.running():
         outside = outside_client(cluster, seen.get(id(cluster), 0))
         assert not outside, f"requests not sent through flarekit's Client: {outside}"
+
+
+@pytest.fixture(scope="module")
+def client(fc: FakeCluster) -> Iterator[Client]:
+    """A client of the module's FakeCluster, shared by its tests."""
+    with client_for(fc) as c:
+        yield c
+
+
+@pytest.fixture
+def ns(fc: FakeCluster) -> str:
+    """A fresh namespace in the module's FakeCluster, for one test."""
+    return new_namespace(fc)
+
+
+@pytest.fixture(params=["fake", "real"])
+def backend(request: pytest.FixtureRequest) -> Iterator[FakeCluster | ControlPlane]:
+    """A bare FakeCluster, then the session's real control plane: one test, both servers."""
+    if request.param == "real":
+        yield request.getfixturevalue("control_plane")
+        return
+    with FakeCluster() as fc:
+        yield fc

@@ -13,7 +13,7 @@ from typing import Any
 import kubernetes
 import pytest
 import yaml
-from client_support import cluster, raycluster  # noqa: F401
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import (
     Client,

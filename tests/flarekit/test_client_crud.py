@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from client_support import client, cluster, ns, raycluster, raycluster_body  # noqa: F401
+from client_support import cluster, fc, raycluster, raycluster_body  # noqa: F401
 
 from flarekit import (
     ALL_NAMESPACES,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 import urllib3
-from client_support import FAST_RETRY, client, cluster, ns, raycluster  # noqa: F401
+from client_support import cluster, fc, raycluster  # noqa: F401
 from kubernetes.client.exceptions import ApiException
 
 from flarekit import (
@@ -32,6 +32,7 @@ from flarekit import (
 from flarekit.client import _retry
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import FAST_RETRY
 
 
 @pytest.fixture

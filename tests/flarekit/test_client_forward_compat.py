@@ -19,7 +19,6 @@ from typing import Any
 
 import kubernetes
 import pytest
-from client_support import new_namespace
 
 from flarekit import Client, from_kubeconfig
 from flarekit.client._codec import dump_apply
@@ -213,9 +212,8 @@ def write_patch_status(client: Client, obj: RayCluster) -> None:
     "write", [write_replace, write_apply, write_replace_status, write_patch_status]
 )
 def test_unknown_fields_survive_get_modify_write(
-    fc: FakeCluster, client: Client, write: Callable[[Client, RayCluster], None]
+    fc: FakeCluster, client: Client, write: Callable[[Client, RayCluster], None], ns: str
 ) -> None:
-    ns = new_namespace(fc)
     # null members are "remove" to server-side apply (see STATUS_FUTURE)
     before = seed_raycluster(fc, ns, "rc", STATUS_FUTURE if write is write_apply else FUTURE)
     obj = client.get(RayCluster, "rc", namespace=ns)
@@ -228,8 +226,7 @@ def test_unknown_fields_survive_get_modify_write(
         assert after["status"]["state"] == "suspended"
 
 
-def test_a_second_round_trip_changes_nothing_else(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_a_second_round_trip_changes_nothing_else(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_raycluster(fc, ns, "twice")
     first = raw(fc, "rayclusters", "ray.io", ns, "twice")
     for _ in range(2):
@@ -240,8 +237,7 @@ def test_a_second_round_trip_changes_nothing_else(fc: FakeCluster, client: Clien
     assert json.dumps(second, sort_keys=True) == json.dumps(first, sort_keys=True)
 
 
-def test_unknown_fields_in_a_map_value_survive(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_unknown_fields_in_a_map_value_survive(fc: FakeCluster, client: Client, ns: str) -> None:
     pod = {"containers": [{"name": "pytorch", "image": "pytorch/pytorch"}], "futurePod": FUTURE}
     replica = {"replicas": 1, "template": {"spec": pod}, "futureReplica": FUTURE}
     fc.create(

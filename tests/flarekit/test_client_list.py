@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 import pytest
-from client_support import client, cluster, new_namespace, ns, raycluster_body  # noqa: F401
+from client_support import cluster, fc, raycluster_body  # noqa: F401
 
 from flarekit import ALL_NAMESPACES, Client, Gone
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import new_namespace
 
 
 def _seed(cluster: FakeCluster, ns: str, count: int, labels: dict[str, str] | None = None) -> None:

@@ -4,18 +4,16 @@ cluster unavailable, and creating the same object again returns it instead of ra
 
 from __future__ import annotations
 
-import itertools
-import time
 from collections.abc import Iterator
 
 import pytest
 from client_support import raycluster
 
-from flarekit import AlreadyExists, ApiUnavailable, Client, RetryPolicy, from_kubeconfig
+from flarekit import AlreadyExists, ApiUnavailable, Client, RetryPolicy
 from flarekit.client._fingerprint import CREATED_FROM
 from flarekit.testing import ControlPlane, FakeCluster
-
-_names = itertools.count()
+from kube_support import client_for, new_namespace
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -24,20 +22,12 @@ def fc() -> Iterator[FakeCluster]:
         yield cluster
 
 
-def _namespace(server: FakeCluster | ControlPlane) -> str:
-    name = f"lost{next(_names)}"
-    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
-
-
 def _client(server: FakeCluster | ControlPlane, timeout: float = 30.0) -> Client:
-    return Client(
-        from_kubeconfig(server.kubeconfig_path), timeout=timeout, retry=RetryPolicy(attempts=1)
-    )
+    """Without retries: each test makes an answer get lost once."""
+    return client_for(server, timeout=timeout, retry=RetryPolicy(attempts=1))
 
 
-def test_a_create_whose_answer_is_lost_returns_the_created_object(fc: FakeCluster) -> None:
-    ns = _namespace(fc)
+def test_a_create_whose_answer_is_lost_returns_the_created_object(fc: FakeCluster, ns: str) -> None:
     fc.delay(lambda r: r.method == "POST" and r.path.endswith(f"{ns}/rayclusters"), 0.5, times=1)
     try:
         with _client(fc, timeout=0.3) as client:
@@ -49,17 +39,16 @@ def test_a_create_whose_answer_is_lost_returns_the_created_object(fc: FakeCluste
     assert stored["metadata"]["uid"] == created.metadata.uid
 
 
-def test_resubmitting_after_an_unresolved_timeout_returns_our_object(fc: FakeCluster) -> None:
-    ns = _namespace(fc)
+def test_resubmitting_after_an_unresolved_timeout_returns_our_object(
+    fc: FakeCluster, ns: str
+) -> None:
     fc.delay(lambda r: r.method == "POST" and r.path.endswith(f"{ns}/rayclusters"), 0.8, times=1)
     try:
         with _client(fc, timeout=0.2) as client:
             with pytest.raises(ApiUnavailable) as info:
                 client.create(raycluster("later"), namespace=ns)
             assert "creating the same object again is safe" in str(info.value)
-            deadline = time.monotonic() + 5
-            while fc.get("rayclusters", "later", ns) is None and time.monotonic() < deadline:
-                time.sleep(0.02)
+            wait_until(lambda: fc.get("rayclusters", "later", ns), "the first create lands")
             again = client.create(raycluster("later"), namespace=ns)
     finally:
         fc.clear_faults()
@@ -78,7 +67,7 @@ def server(request: pytest.FixtureRequest, fc: FakeCluster) -> FakeCluster | Con
 def test_the_same_object_is_recognised_and_another_is_not(
     server: FakeCluster | ControlPlane,
 ) -> None:
-    ns = _namespace(server)
+    ns = new_namespace(server)
     with _client(server) as client:
         first = client.create(raycluster("twice", {"team": "a"}), namespace=ns)
         assert first.metadata is not None and first.metadata.annotations

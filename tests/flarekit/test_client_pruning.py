@@ -13,12 +13,13 @@ from typing import Any
 
 import kubernetes
 import pytest
-from client_support import new_namespace, raycluster
+from client_support import raycluster
 
 from flarekit import Client, ServerWarning, from_kubeconfig
 from flarekit.client._dropped import PrunedFields, PrunedFieldsWarning
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster, WorkerGroupSpec
+from kube_support import new_namespace
 
 GCS = {"redisAddress": "redis:6379"}
 WORKER = {

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from client_support import cluster, raycluster  # noqa: F401
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import (
     ApiError,

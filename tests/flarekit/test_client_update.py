@@ -6,11 +6,12 @@ and retry (client-go's RetryOnConflict), so a concurrent writer's change is neve
 from __future__ import annotations
 
 import pytest
-from client_support import FAST_RETRY, client, cluster, ns, raycluster  # noqa: F401
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import Client, Conflict, from_kubeconfig
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import FAST_RETRY
 
 
 def _label(obj: RayCluster, key: str, value: str) -> None:

@@ -1,13 +1,11 @@
 """Server `Warning` headers become `ServerWarning`s that point at the caller's line."""
 
-# ruff: noqa: F811  (fixtures are imported from client_support and used as arguments)
-
 from __future__ import annotations
 
 import warnings
 
 import pytest
-from client_support import client, cluster, ns, raycluster  # noqa: F401
+from client_support import fc, raycluster  # noqa: F401  (fc: a fixture, used by `client`)
 
 from flarekit import Client, ServerWarning
 from flarekit.client._warnings import parse_warning_header

@@ -12,11 +12,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-from client_support import FAST_RETRY, client, cluster, ns, raycluster  # noqa: F401
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import ApiUnavailable, Client, Forbidden, Watch, WatchEvent
 from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import FAST_RETRY
 
 
 def _summary(event: WatchEvent[RayCluster]) -> tuple[str, str, str]:

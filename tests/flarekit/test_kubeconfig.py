@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from broken_files import broken
-from client_support import cluster, raycluster  # noqa: F401
+from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import Client, InsecureConnectionWarning, KubeconfigError, from_kubeconfig
 from flarekit.testing import FakeCluster

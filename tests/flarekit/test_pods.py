@@ -3,48 +3,21 @@ resuming dropped streams without repeats, and errors as flarekit's classes."""
 
 from __future__ import annotations
 
-import itertools
-import time
 from collections.abc import Iterator
 
 import pytest
 
-from flarekit import Client, from_kubeconfig
+from flarekit import Client
 from flarekit.client._errors import ApiError, ApiUnavailable, NotFound
 from flarekit.client._pods import PodInfo, follow_logs, list_pods, read_logs
-from flarekit.client._retry import RetryPolicy
 from flarekit.testing import FakeCluster
-
-_names = itertools.count()
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")
 def fc() -> Iterator[FakeCluster]:
     with FakeCluster(crds=[]) as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    quick = RetryPolicy(attempts=3, backoff=0.01, max_backoff=0.02)
-    with Client(from_kubeconfig(fc.kubeconfig_path), retry=quick) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    name = f"pods{next(_names)}"
-    fc.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
-
-
-def wait_until(check: object, what: str) -> None:
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting until {what}")
 
 
 def test_list_pods_reads_roles_and_indexes(fc: FakeCluster, client: Client, ns: str) -> None:

@@ -12,9 +12,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from client_support import FAST_RETRY
 
-from flarekit import Client, from_kubeconfig
+from flarekit import Client
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.job import JobState, RayJob, TrainJob
 from flarekit.testing import (
@@ -24,6 +23,8 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import client_for, seed_queues
+from wait_support import wait_until
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2", "trainer": "v2.3.0", "jobset": "v0.12.0"}
 NS = "team"
@@ -53,29 +54,6 @@ TRAINER_NEGOTIATION = [
 ]
 
 
-def _queues(fc: FakeCluster) -> None:
-    fc.create({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": "flavor"}})
-    covered = ["cpu", "memory", "nvidia.com/gpu"]
-    quota = [{"name": r, "nominalQuota": "1000"} for r in covered]
-    group = {"coveredResources": covered, "flavors": [{"name": "flavor", "resources": quota}]}
-    fc.create(
-        {
-            "apiVersion": KUEUE,
-            "kind": "ClusterQueue",
-            "metadata": {"name": "cq"},
-            "spec": {"namespaceSelector": {}, "resourceGroups": [group]},
-        }
-    )
-    fc.create(
-        {
-            "apiVersion": KUEUE,
-            "kind": "LocalQueue",
-            "metadata": {"name": "lq", "namespace": NS},
-            "spec": {"clusterQueue": "cq"},
-        }
-    )
-
-
 def _runtime() -> dict[str, Any]:
     node = {"spec": {"template": {"spec": {"containers": [{"name": "node", "image": "t:1"}]}}}}
     return {
@@ -99,7 +77,7 @@ def fc() -> Iterator[FakeCluster]:
     ]
     with FakeCluster(releases=RELEASES, tick_interval=0.02, controllers=controllers) as cluster:
         cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-        _queues(cluster)
+        seed_queues(cluster, NS)
         cluster.create(_runtime())
         yield cluster
 
@@ -107,7 +85,7 @@ def fc() -> Iterator[FakeCluster]:
 @pytest.fixture
 def client(fc: FakeCluster) -> Iterator[Client]:
     """A new client per test: negotiation happens in the test that writes first."""
-    with Client(from_kubeconfig(fc.kubeconfig_path), namespace=NS, retry=FAST_RETRY) as c:
+    with client_for(fc, namespace=NS) as c:
         yield c
 
 
@@ -116,16 +94,6 @@ def sent(fc: FakeCluster, action: Callable[[], object]) -> list[str]:
     before = len(fc.requests)
     action()
     return [f"{r.method} {r.path}" for r in fc.requests[before:]]
-
-
-def settle(check: Callable[[], bool]) -> None:
-    """Wait (bounded) for the simulated operators, without counting these reads."""
-    import time
-
-    deadline = time.monotonic() + 10
-    while not check():
-        assert time.monotonic() < deadline, "the simulated operators did not get there"
-        time.sleep(0.02)
 
 
 def test_cluster_apply_status_wait_down(fc: FakeCluster, client: Client) -> None:
@@ -146,7 +114,10 @@ def test_cluster_apply_status_wait_down(fc: FakeCluster, client: Client) -> None
     ]
     assert sent(fc, cluster.status) == [f"GET {RAY}/rayclusters/rc"]
     # (No status yet until the simulated operator's first pass: not ready.)
-    settle(lambda: fc.get("rayclusters", "rc", NS).get("status", {}).get("state") == "ready")
+    wait_until(
+        lambda: fc.get("rayclusters", "rc", NS).get("status", {}).get("state") == "ready",
+        "the simulated operator makes the cluster ready",
+    )
     assert sent(fc, lambda: cluster.wait_ready(poll=0.01, progress=False)) == [
         f"GET {RAY}/rayclusters/rc",  # one poll: ready
         # Is the dashboard exposed (then it is waited for)? The head Service's name, then
@@ -202,7 +173,10 @@ def test_rayjob_submit_status(fc: FakeCluster, client: Client) -> None:
     ]
     # Running or done: a job still suspended (Kueue has not admitted it yet) becomes pending
     # next, and a pending job's status reads its pods and events too.
-    settle(lambda: job._read_status().state in (JobState.RUNNING, JobState.SUCCEEDED))
+    wait_until(
+        lambda: job._read_status().state in (JobState.RUNNING, JobState.SUCCEEDED),
+        "the job runs or has run",
+    )
     assert sent(fc, job.status) == [f"GET {RAY}/rayjobs/rj"]
     assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
         f"GET {RAY}/rayjobs/rj"  # one poll
@@ -229,7 +203,7 @@ def test_trainjob_submit_status(fc: FakeCluster, client: Client) -> None:
         f"POST {TRAINER}/trainjobs",
     ], requests
     # A pending job's status also reads its pods' and its events; once running, one GET.
-    settle(lambda: job._read_status().state is JobState.RUNNING)
+    wait_until(lambda: job._read_status().state is JobState.RUNNING, "the job runs")
     assert sent(fc, job.status) == [f"GET {TRAINER}/trainjobs/tj"]
     assert sent(fc, lambda: job.wait(until=ANY_STATE, timeout=0, progress=False)) == [
         f"GET {TRAINER}/trainjobs/tj"  # one poll

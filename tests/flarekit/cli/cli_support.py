@@ -22,10 +22,6 @@ class Result:
         return self.err.splitlines()
 
 
-def kueue_api(fc: FakeCluster) -> str:
-    return "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
-
-
 def torch_runtime() -> dict[str, Any]:
     return torch_distributed_runtime(image="example.com/torch:1")
 

@@ -4,11 +4,10 @@ namespace (with a default LocalQueue) so the tests do not see each other's objec
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 
 import pytest
-from cli_support import kueue_api, torch_runtime
+from cli_support import torch_runtime
 
 from flarekit.testing import (
     AppWrapperController,
@@ -18,8 +17,7 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
-
-_names = itertools.count()
+from kube_support import cluster_queue, local_queue, new_namespace
 
 
 @pytest.fixture(scope="package")
@@ -34,25 +32,7 @@ def fake() -> Iterator[FakeCluster]:
             AppWrapperController(),
         ],
     ) as fc:
-        api = kueue_api(fc)
-        fc.create({"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "flavor"}})
-        quota = [{"name": r, "nominalQuota": "1000"} for r in ("cpu", "memory")]
-        fc.create(
-            {
-                "apiVersion": api,
-                "kind": "ClusterQueue",
-                "metadata": {"name": "cq"},
-                "spec": {
-                    "namespaceSelector": {},
-                    "resourceGroups": [
-                        {
-                            "coveredResources": ["cpu", "memory"],
-                            "flavors": [{"name": "flavor", "resources": quota}],
-                        }
-                    ],
-                },
-            }
-        )
+        cluster_queue(fc)
         fc.create(torch_runtime())
         yield fc
 
@@ -60,18 +40,6 @@ def fake() -> Iterator[FakeCluster]:
 @pytest.fixture
 def namespace(fake: FakeCluster) -> str:
     """A fresh namespace with a LocalQueue `lq` marked as its default."""
-    name = f"cli{next(_names)}"
-    fake.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    fake.create(
-        {
-            "apiVersion": kueue_api(fake),
-            "kind": "LocalQueue",
-            "metadata": {
-                "name": "lq",
-                "namespace": name,
-                "annotations": {"kueue.x-k8s.io/default-queue": "true"},
-            },
-            "spec": {"clusterQueue": "cq"},
-        }
-    )
+    name = new_namespace(fake, "cli")
+    local_queue(fake, name, default=True)
     return name

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from cli_support import flarekit, kueue_api, one_error_line, torch_runtime
+from cli_support import flarekit, one_error_line, torch_runtime
 
 from flarekit.cli import ExitCode
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from kube_support import seed_queues
+from wait_support import wait_until
 
 
 def test_trainjob_submit_wait_logs_list_delete(fake: FakeCluster, namespace: str) -> None:
@@ -60,7 +61,7 @@ def test_trainjob_from_a_file(fake: FakeCluster, namespace: str, tmp_path: Path)
     spec = tmp_path / "job.yaml"
     spec.write_text(
         "kind: TrainJob\nname: filed\nimage: example.com/train:2\nnum_nodes: 1\n"
-        "command: [python, run.py]\nlabels: {team: ml}\n"
+        "command: [python, run.py]\nlabels: {team: ml}\nnode_selector: {pool: gpu}\n"
     )
     submitted = flarekit(fake, "job", "submit", "-f", str(spec), namespace=namespace)
     assert submitted.code == 0, submitted
@@ -69,6 +70,8 @@ def test_trainjob_from_a_file(fake: FakeCluster, namespace: str, tmp_path: Path)
     assert stored["spec"]["trainer"]["image"] == "example.com/train:2"
     assert stored["spec"]["trainer"]["command"] == ["python", "run.py"]
     assert stored["metadata"]["labels"]["team"] == "ml"
+    # a pod option, written in the pod field of the cluster's Trainer
+    assert '"nodeSelector": {"pool": "gpu"}' in json.dumps(stored["spec"])
     assert flarekit(fake, "job", "delete", "filed", namespace=namespace).code == 0
 
 
@@ -78,25 +81,9 @@ def slow() -> Iterator[FakeCluster]:
     with FakeCluster(
         tick_interval=0.02, controllers=[KueueController(), TrainJobController(run_for=3600)]
     ) as fc:
-        api = kueue_api(fc)
-        fc.create({"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "f"}})
-        covered = ["cpu", "memory"]
-        quota = [{"name": r, "nominalQuota": "100"} for r in covered]
-        group = {"coveredResources": covered, "flavors": [{"name": "f", "resources": quota}]}
-        fc.create({"apiVersion": api, "kind": "ClusterQueue", "metadata": {"name": "cq"},
-                   "spec": {"namespaceSelector": {}, "resourceGroups": [group]}})  # fmt: skip
-        fc.create({"apiVersion": api, "kind": "LocalQueue",
-                   "metadata": {"name": "lq", "namespace": "default"},
-                   "spec": {"clusterQueue": "cq"}})  # fmt: skip
+        seed_queues(fc, "default")
         fc.create(torch_runtime())
         yield fc
-
-
-def _until(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 20
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.02)
 
 
 def _state(fc: FakeCluster, name: str) -> str:
@@ -107,7 +94,7 @@ def _state(fc: FakeCluster, name: str) -> str:
 def test_stop_deactivates_the_workload_of_a_queued_trainjob(slow: FakeCluster) -> None:
     started = flarekit(slow, "job", "submit", "long", "--kind", "trainjob", "--local-queue", "lq")
     assert started.code == 0, started
-    _until(lambda: _state(slow, "long") == "Running", "the job to run")
+    wait_until(lambda: _state(slow, "long") == "Running", "the job runs", poll=0.02)
     before = len(slow.requests)
     stopped = flarekit(slow, "job", "stop", "long")
     assert stopped.code == 0, stopped
@@ -125,12 +112,12 @@ def test_stop_suspends_a_trainjob_outside_any_queue(slow: FakeCluster) -> None:
     slow.create({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                  "metadata": {"name": "unqueued", "namespace": "default"},
                  "spec": {"runtimeRef": runtime}})  # fmt: skip
-    _until(lambda: _state(slow, "unqueued") == "Running", "the job to run")
+    wait_until(lambda: _state(slow, "unqueued") == "Running", "the job runs", poll=0.02)
     stopped = flarekit(slow, "job", "stop", "unqueued", "-o", "json")
     assert stopped.code == 0, stopped
     assert json.loads(stopped.out)["spec"]["suspend"] is True  # the object as stored
     assert (slow.get("trainjobs", "unqueued") or {})["spec"]["suspend"] is True
-    _until(lambda: _state(slow, "unqueued") == "Suspended", "the job to be suspended")
+    wait_until(lambda: _state(slow, "unqueued") == "Suspended", "the job is suspended", poll=0.02)
     assert flarekit(slow, "job", "delete", "unqueued").code == 0
 
 

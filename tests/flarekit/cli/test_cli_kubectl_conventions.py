@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_support import Result, flarekit, kueue_api, one_error_line
+from cli_support import Result, flarekit, one_error_line
 
 from flarekit.cli import ExitCode
 from flarekit.testing import FakeCluster
+from kube_support import kueue_api
 
 
 def test_render_dash_o_is_the_output_format_not_a_directory(

@@ -5,36 +5,24 @@ from __future__ import annotations
 
 import base64
 import datetime
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from flarekit import Client, from_kubeconfig
+import kube_support
+from flarekit import Client
 from flarekit.testing import ControlPlane, FakeCluster
 
 Backend = FakeCluster | ControlPlane
 
 
-@pytest.fixture(params=["fake", "real"])
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    """FakeCluster, and the session's real control plane (the same test code on both)."""
-    if request.param == "real":
-        yield request.getfixturevalue("control_plane")
-        return
-    with FakeCluster() as fc:
-        yield fc
-
-
 def new_namespace(backend: Backend, prefix: str) -> tuple[str, Client]:
-    namespace = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    backend.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    return namespace, Client(from_kubeconfig(backend.kubeconfig_path), namespace=namespace)
+    """A fresh namespace, and a client of `backend` in it."""
+    namespace = kube_support.new_namespace(backend, f"{prefix}-")
+    return namespace, kube_support.client_for(backend, namespace=namespace)
 
 
 def raycluster(name: str, namespace: str) -> dict[str, Any]:

@@ -2,8 +2,6 @@
 makes it, on FakeCluster and on the real control plane with the same code; the certificate
 checked with cryptography's verifier and with `openssl verify`."""
 
-# ruff: noqa: F811  (the backend fixture is imported from client_access_support)
-
 from __future__ import annotations
 
 import base64
@@ -14,9 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_access_support import (  # noqa: F401
+from client_access_support import (
     Backend,
-    backend,
     ca_secret,
     make_ca,
     new_namespace,

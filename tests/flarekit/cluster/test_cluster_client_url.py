@@ -2,14 +2,11 @@
 exists, on FakeCluster and on the real control plane with the same code. KubeRay runs on
 neither, so the test makes the head Service as KubeRay does."""
 
-# ruff: noqa: F811  (the backend fixture is imported from client_access_support)
-
 from __future__ import annotations
 
 import pytest
-from client_access_support import (  # noqa: F401
+from client_access_support import (
     Backend,
-    backend,
     head_service,
     new_namespace,
     raycluster,

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from facade_support import TICK, client_for, new_namespace
+from facade_support import TICK
 
 from flarekit import Client, Forbidden
 from flarekit.cluster import Cluster, ClusterConfiguration, DashboardNotExposed
 from flarekit.cluster._dashboard import find_dashboard_uri
 from flarekit.testing import FakeCluster, RayClusterController
 from flarekit_models._crds import crds_for
+from kube_support import client_for
 
 OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
@@ -57,17 +58,6 @@ def fc() -> Iterator[FakeCluster]:
     crds = [*crds_for({"kuberay": "v1.7.0"}), *EXTRA_CRDS]
     with FakeCluster(crds=crds, tick_interval=TICK, controllers=[RayClusterController()]) as c:
         yield c
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def route(name: str, ns: str, service: str, **spec: Any) -> dict[str, Any]:

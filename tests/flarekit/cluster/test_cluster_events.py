@@ -5,31 +5,19 @@ and the scheduler (the real one, or FakeCluster's) writes its events."""
 
 from __future__ import annotations
 
-import time
-import uuid
-from collections.abc import Iterator
-
 import pytest
 
-from flarekit import Client, ConfigError, from_kubeconfig
+from flarekit import ConfigError
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.kueue import QueueOptOutWarning
 from flarekit.testing import ControlPlane, FakeCluster
-
-
-@pytest.fixture(params=["fake", "real"])
-def backend(request: pytest.FixtureRequest) -> Iterator[FakeCluster | ControlPlane]:
-    if request.param == "real":
-        yield request.getfixturevalue("control_plane")
-        return
-    with FakeCluster() as fc:
-        yield fc
+from kube_support import client_for, new_namespace
+from wait_support import wait_until
 
 
 def test_cluster_without_queue_and_its_events(backend: FakeCluster | ControlPlane) -> None:
-    namespace = f"rc-{uuid.uuid4().hex[:8]}"
-    backend.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    client = Client(from_kubeconfig(backend.kubeconfig_path), namespace=namespace)
+    namespace = new_namespace(backend, "rc-")
+    client = client_for(backend, namespace=namespace)
     cluster = Cluster(ClusterConfiguration("rc", num_workers=0), client=client)
     # Kueue is installed and the namespace has no LocalQueue: without the opt-out, an error
     with pytest.raises(ConfigError, match="has no LocalQueues"):
@@ -43,10 +31,12 @@ def test_cluster_without_queue_and_its_events(backend: FakeCluster | ControlPlan
     head = "rc-head-abcde"
     backend.add_pod(namespace, head, labels={"ray.io/cluster": "rc", "ray.io/node-type": "head"})
     backend.add_pod(namespace, "other", labels={"ray.io/cluster": "another"})
-    deadline = time.monotonic() + 60
-    while not any(e.involved_object.name == head for e in cluster.events()):
-        assert time.monotonic() < deadline, "no event about the head pod"
-        time.sleep(0.1)
+    wait_until(
+        lambda: any(e.involved_object.name == head for e in cluster.events()),
+        "an event about the head pod",
+        timeout=60,
+        poll=0.1,
+    )
     events = cluster.events()
     assert any(e.reason == "Scheduled" and e.involved_object.kind == "Pod" for e in events)
     assert all(e.involved_object.name != "other" for e in events)
@@ -54,7 +44,7 @@ def test_cluster_without_queue_and_its_events(backend: FakeCluster | ControlPlan
 
 def test_no_queue_with_a_queue_is_refused_before_any_request() -> None:
     with FakeCluster() as fc:
-        client = Client(from_kubeconfig(fc.kubeconfig_path), namespace="default")
+        client = client_for(fc)
         cluster = Cluster(ClusterConfiguration("rc", local_queue="lq"), client=client)
         before = len(fc.requests)
         with pytest.raises(ConfigError, match=r"local_queue.*given with no_queue=True"):

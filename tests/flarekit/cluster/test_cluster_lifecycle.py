@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from facade_support import FAST, TICK, client_for, new_namespace, raw_raycluster, writes
+from facade_support import FAST, TICK, raw_raycluster
 
 from flarekit import Client
 from flarekit.cluster import (
@@ -18,6 +18,7 @@ from flarekit.cluster import (
     WaitTimeout,
 )
 from flarekit.testing import AppWrapperController, FakeCluster, RayClusterController
+from kube_support import writes
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper": "v1.2.1"}
 FAILURE = "simulated: 0/3 nodes have 64 free CPUs <insufficient cpu>"
@@ -36,17 +37,6 @@ def fc() -> Iterator[FakeCluster]:
     ]
     with FakeCluster(releases=RELEASES, tick_interval=TICK, controllers=controllers) as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def config(name: str, ns: str, **kwargs: Any) -> ClusterConfiguration:

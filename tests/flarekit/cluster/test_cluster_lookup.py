@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from facade_support import FAST, TICK, client_for, new_namespace, raw_raycluster
+from facade_support import FAST, TICK, raw_raycluster
 
 from flarekit import Client, NotFound
 from flarekit.cluster import (
@@ -28,17 +28,6 @@ def fc() -> Iterator[FakeCluster]:
     controllers = [RayClusterController(), AppWrapperController()]
     with FakeCluster(releases=RELEASES, tick_interval=TICK, controllers=controllers) as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def wrapper(name: str, ns: str, template: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import kubernetes
 import pytest
-from facade_support import FAST, TICK, client_for, make_queues, new_namespace, writes
+from facade_support import FAST, TICK
 
 from flarekit import Client, ConfigError
 from flarekit.cluster import (
@@ -27,10 +27,10 @@ from flarekit.cluster import (
 )
 from flarekit.cluster._status import cluster_status
 from flarekit.testing import FakeCluster, RayClusterController
+from kube_support import QUEUE_LABEL, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper-mcad": "v1.40.0", "kueue": "v0.14.8"}
 MCAD = "workload.codeflare.dev/v1beta1"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 @pytest.fixture(scope="module")
@@ -38,17 +38,6 @@ def fc() -> Iterator[FakeCluster]:
     controllers = [RayClusterController()]
     with FakeCluster(releases=RELEASES, tick_interval=TICK, controllers=controllers) as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def config(name: str, ns: str, **options: Any) -> ClusterConfiguration:
@@ -167,7 +156,7 @@ def test_down_deletes_the_v1beta1_appwrapper(fc: FakeCluster, client: Client, ns
 def test_kueue_options_are_refused_before_anything_is_created(
     fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    make_queues(fc, ns, "lq")
+    seed_queues(fc, ns, "lq")
     fc.clear_requests()
     cluster = Cluster(config("q", ns, local_queue="lq", priority_class="high"), client)
     with pytest.raises(ConfigError) as caught:
@@ -184,7 +173,7 @@ def test_kueue_options_are_refused_before_anything_is_created(
 def test_a_default_local_queue_is_not_applied_to_mcads_appwrapper(
     fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    make_queues(fc, ns, "default")  # Kueue's default queue of the namespace
+    seed_queues(fc, ns, "default")  # Kueue's default queue of the namespace
     Cluster(config("plain", ns), client).apply()
     labels = stored_wrapper(fc, "plain", ns)["metadata"].get("labels") or {}
     assert QUEUE_LABEL not in labels

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from facade_support import TICK, client_for, kueue_api, make_queues, new_namespace, writes
+from facade_support import TICK
 
 from flarekit import Client
 from flarekit.cluster import Cluster, ClusterConfiguration, ConfigError
 from flarekit.testing import FakeCluster, RayClusterController
+from kube_support import kueue_api, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}
 
@@ -25,24 +26,10 @@ def fc() -> Iterator[FakeCluster]:
         yield cluster
 
 
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-def _default_queue(fc: FakeCluster, namespace: str) -> None:
-    make_queues(fc, namespace, "lq")
-    fc.patch("localqueues", "lq",
-             {"metadata": {"annotations": {"kueue.x-k8s.io/default-queue": "true"}}},
-             namespace)  # fmt: skip
-
-
 def test_autoscaling_with_a_named_queue_is_refused_before_any_write(
-    fc: FakeCluster, client: Client
+    fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    ns = new_namespace(fc)
-    make_queues(fc, ns, "lq")
+    seed_queues(fc, ns)
     config = ClusterConfiguration(name="auto", namespace=ns, enable_autoscaling=True,
                                   max_workers=4, local_queue="lq")  # fmt: skip
     assert "enableInTreeAutoscaling: true" in Cluster(config).to_yaml()  # offline: allowed
@@ -56,10 +43,9 @@ def test_autoscaling_with_a_named_queue_is_refused_before_any_write(
 
 
 def test_autoscaling_in_a_namespace_with_a_default_queue_writes_nothing(
-    fc: FakeCluster, client: Client
+    fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    ns = new_namespace(fc)
-    _default_queue(fc, ns)
+    seed_queues(fc, ns, default=True)
     config = ClusterConfiguration(name="auto", namespace=ns, enable_autoscaling=True,
                                   max_workers=4)  # fmt: skip
     before = writes(fc)
@@ -73,9 +59,10 @@ def test_autoscaling_in_a_namespace_with_a_default_queue_writes_nothing(
     assert fc.get("rayclusters", "auto", ns) is None
 
 
-def test_a_priority_class_that_does_not_exist_is_refused(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
-    _default_queue(fc, ns)
+def test_a_priority_class_that_does_not_exist_is_refused(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
+    seed_queues(fc, ns, default=True)
     config = ClusterConfiguration(name="prio", namespace=ns, priority_class="urgent")
     before = writes(fc)
     with pytest.raises(ConfigError) as caught:

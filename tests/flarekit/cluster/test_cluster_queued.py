@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from facade_support import FAST, QUEUE_LABEL, TICK, client_for, make_queues, new_namespace, writes
+from facade_support import FAST, TICK
 
 from flarekit import ApiError, Client
 from flarekit._wait import wait_until
@@ -29,6 +29,7 @@ from flarekit.testing import (
     KueueController,
     RayClusterController,
 )
+from kube_support import FAST_RETRY, QUEUE_LABEL, new_namespace, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2", "appwrapper": "v1.2.1"}
 
@@ -45,16 +46,11 @@ def fc(kueue: KueueController) -> Iterator[FakeCluster]:
         yield cluster
 
 
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
 @pytest.fixture
 def ns(fc: FakeCluster) -> str:
+    """A fresh namespace with a LocalQueue `lq`."""
     name = new_namespace(fc)
-    make_queues(fc, name, "lq")
+    seed_queues(fc, name)
     return name
 
 
@@ -82,8 +78,8 @@ def test_no_queue_named_and_no_default_is_refused(fc: FakeCluster, client: Clien
 
 
 def test_default_local_queue_is_used_and_labelled(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
-    make_queues(fc, ns, "default", "other")
+    ns = new_namespace(fc)  # without the `ns` fixture's queue `lq`
+    seed_queues(fc, ns, "default", "other")
     cluster = Cluster(config("c", ns), client).apply()
     stored = fc.get("rayclusters", "c", ns)
     assert stored is not None and stored["metadata"]["labels"][QUEUE_LABEL] == "default"
@@ -166,8 +162,6 @@ class LabelStrippingClient(Client):
 
 @pytest.fixture
 def stripping(fc: FakeCluster) -> Iterator[LabelStrippingClient]:
-    from facade_support import FAST_RETRY
-
     from flarekit import from_kubeconfig
 
     c = LabelStrippingClient(from_kubeconfig(fc.kubeconfig_path), retry=FAST_RETRY)

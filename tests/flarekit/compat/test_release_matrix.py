@@ -14,17 +14,15 @@ them itself); without a queue the same cluster is written and read back in v1bet
 
 from __future__ import annotations
 
-import itertools
-import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import kubernetes
 import pytest
 
-from flarekit import Client, RetryPolicy, from_kubeconfig
+from flarekit import Client
 from flarekit._validation import ConfigError
 from flarekit.cluster import Cluster, ClusterConfiguration, ClusterState
 from flarekit.job._distributed import DistributedJob
@@ -38,6 +36,8 @@ from flarekit.testing import (
     TrainJobController,
 )
 from flarekit_models._crds import default_releases
+from kube_support import QUEUE_LABEL, client_for, new_namespace, seed_queues
+from wait_support import wait_until
 
 pytestmark = pytest.mark.slow  # about 1.5 s per release set: a FakeCluster, and the job run
 
@@ -47,7 +47,6 @@ TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedu
 CLAIM = "datasets"
 MOUNT_PATH = "/data"
 QUEUE = "lq"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 # -- the user's script --------------------------------------------------------------------------
 
@@ -152,8 +151,6 @@ RELEASE_SETS: dict[str, Expect] = {
     ),
 }
 
-_namespaces = itertools.count()
-
 
 def controllers() -> list[Any]:
     return [
@@ -167,36 +164,10 @@ def controllers() -> list[Any]:
 
 def admin_setup(fc: FakeCluster, namespace: str) -> None:
     """What the cluster's admins provide: queues, and the torch runtime where Trainer is."""
-    api = "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
-    if fc.get("resourceflavors", "default-flavor") is None:
-        fc.create(
-            {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
-        )
-        # Quota enough for everything (memory "1000" would be 1000 bytes, which the real Kueue
-        # enforces: the simulated one does not check amounts).
-        quota = [
-            {"name": "cpu", "nominalQuota": "1000"},
-            {"name": "memory", "nominalQuota": "1000Gi"},
-        ]
-        group = {
-            "coveredResources": ["cpu", "memory"],
-            "flavors": [{"name": "default-flavor", "resources": quota}],
-        }
-        fc.create(
-            {
-                "apiVersion": api,
-                "kind": "ClusterQueue",
-                "metadata": {"name": "cq"},
-                "spec": {"namespaceSelector": {}, "resourceGroups": [group]},
-            }
-        )
-    fc.create(
-        {
-            "apiVersion": api,
-            "kind": "LocalQueue",
-            "metadata": {"name": QUEUE, "namespace": namespace},
-            "spec": {"clusterQueue": "cq"},
-        }
+    # Quota enough for everything (memory "1000" would be 1000 bytes, which the real Kueue
+    # enforces: the simulated one does not check amounts).
+    seed_queues(
+        fc, namespace, QUEUE, flavor="default-flavor", quota={"cpu": "1000", "memory": "1000Gi"}
     )
     try:
         fc.resource("clustertrainingruntimes")
@@ -273,15 +244,6 @@ def carries_user_settings(obj: dict[str, Any]) -> list[str]:
     return missing
 
 
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(TICK)
-    raise AssertionError(f"timed out waiting until {what}")
-
-
 # -- the matrix ---------------------------------------------------------------------------------
 
 
@@ -311,15 +273,9 @@ def cluster_for(clusters: dict[str, FakeCluster], name: str) -> FakeCluster:
 
 
 def fresh_namespace(fc: FakeCluster) -> str:
-    namespace = f"m{next(_namespaces)}"
-    fc.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    namespace = new_namespace(fc, "m")
     admin_setup(fc, namespace)
     return namespace
-
-
-def client_for(fc: FakeCluster) -> Client:
-    retry = RetryPolicy(attempts=2, backoff=0.001, max_backoff=0.01)
-    return Client(from_kubeconfig(fc.kubeconfig_path), retry=retry)
 
 
 def stops_before_any_write(fc: FakeCluster, namespace: str, expect: Expect) -> None:
@@ -359,11 +315,17 @@ def test_the_user_script(clusters: dict[str, FakeCluster], name: str) -> None:
         assert result.job_status.state in (
             JobState.PENDING, JobState.SUSPENDED, JobState.RUNNING, JobState.SUCCEEDED
         )  # fmt: skip
-        wait_for(lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded")
-        wait_for(lambda: "rayclusters" in stored(fc, namespace), "the wrapped RayCluster")
+        wait_until(
+            lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded", poll=TICK
+        )
+        wait_until(
+            lambda: "rayclusters" in stored(fc, namespace), "the wrapped RayCluster", poll=TICK
+        )
         [ray] = stored(fc, namespace)["rayclusters"]
         assert carries_user_settings(ray) == []
-        wait_for(lambda: result.cluster.status().state is ClusterState.READY, "cluster ready")
+        wait_until(
+            lambda: result.cluster.status().state is ClusterState.READY, "cluster ready", poll=TICK
+        )
 
 
 def test_mcad_runs_the_script_with_the_cluster_left_to_mcads_queue(
@@ -384,7 +346,9 @@ def test_mcad_runs_the_script_with_the_cluster_left_to_mcads_queue(
         assert result.cluster_status.state is ClusterState.QUEUED
         assert result.cluster_status.queue is None
         assert "waiting for MCAD to dispatch it" in str(result.cluster_status.reason)
-        wait_for(lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded")
+        wait_until(
+            lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded", poll=TICK
+        )
 
 
 #: Release sets where the script with GCS fault tolerance stops, and the field it names.

@@ -22,7 +22,6 @@ import pytest
 from test_release_matrix import (
     CLAIM,
     QUEUE,
-    QUEUE_LABEL,
     RELEASE_SETS,
     SELECTOR,
     admin_setup,
@@ -37,6 +36,8 @@ from flarekit.job._jobstate import JobState
 from flarekit.kueue import QueueOptOutWarning
 from flarekit.testing import ControlPlane, NodePool
 from flarekit.testing._cp_operators import FAMILIES, built_versions
+from kube_support import QUEUE_LABEL
+from wait_support import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.operator_matrix, pytest.mark.timeout(1800)]
 
@@ -125,16 +126,6 @@ def _storage(plane: ControlPlane, namespace: str) -> None:
     )
 
 
-def _wait(check: object, what: str, timeout: float = TIMEOUT) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.5)
-
-
 def _stored(plane: ControlPlane, namespace: str) -> dict[str, list[dict[str, object]]]:
     api = kubernetes.client.CustomObjectsApi(plane.api_client())
     out: dict[str, list[dict[str, object]]] = {}
@@ -157,7 +148,12 @@ def _stored(plane: ControlPlane, namespace: str) -> dict[str, list[dict[str, obj
 def test_the_user_script_on_the_real_operators(plane: ControlPlane) -> None:
     namespace = "matrix"
     plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    _wait(lambda: plane.get("serviceaccounts", "default", namespace), "the service account")
+    wait_until(
+        lambda: plane.get("serviceaccounts", "default", namespace),
+        "the service account",
+        timeout=TIMEOUT,
+        poll=0.5,
+    )
     admin_setup(plane, namespace)  # type: ignore[arg-type]
     _storage(plane, namespace)
     releases = plane.releases or {}
@@ -185,11 +181,26 @@ def test_the_user_script_on_the_real_operators(plane: ControlPlane) -> None:
         if "trainer" in releases:
             pod_field = RELEASE_SETS[f"trainer-{releases['trainer']}"].pod_field
             assert pod_field in training["spec"]  # type: ignore[operator]
-        _wait(lambda: result.job.status().state is JobState.SUCCEEDED, "the job succeeded")
-        _wait(lambda: "rayclusters" in _stored(plane, namespace), "the wrapped RayCluster")
+        wait_until(
+            lambda: result.job.status().state is JobState.SUCCEEDED,
+            "the job succeeded",
+            timeout=TIMEOUT,
+            poll=0.5,
+        )
+        wait_until(
+            lambda: "rayclusters" in _stored(plane, namespace),
+            "the wrapped RayCluster",
+            timeout=TIMEOUT,
+            poll=0.5,
+        )
         [ray] = _stored(plane, namespace)["rayclusters"]
         assert carries_user_settings(ray) == []
-        _wait(lambda: result.cluster.status().state is ClusterState.READY, "cluster ready")
+        wait_until(
+            lambda: result.cluster.status().state is ClusterState.READY,
+            "cluster ready",
+            timeout=TIMEOUT,
+            poll=0.5,
+        )
         # The pods that asked for the nodes ran on them (selected, tainted).
         selected = [
             p

@@ -7,7 +7,7 @@ from typing import Any
 
 import kubernetes
 import pytest
-from trainjob_support import TICK, client_for, creates, kueue_queues, torch_runtime
+from trainjob_support import TICK, creates, torch_runtime
 
 from flarekit._validation import ConfigError
 from flarekit.job._distributed import DistributedJob
@@ -20,6 +20,7 @@ from flarekit.testing import (
     KueueController,
     TrainJobController,
 )
+from kube_support import client_for, seed_queues
 
 MOUNTS: list[str | dict[str, str]] = [
     "type=volume,src=datasets,dst=/data,readonly",
@@ -43,7 +44,7 @@ def trainer() -> Iterator[FakeCluster]:
         controllers=[TrainJobController(run_for=0.1), KueueController()],
     ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -153,7 +154,7 @@ def test_wrapped_in_an_appwrapper_and_queued() -> None:
         tick_interval=TICK,
         controllers=[AppWrapperController(succeed_after=0.2), KueueController()],
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         job = DistributedJob(
             "wrapped", script="train.py", image="example.com/t:1", j="2x1", local_queue="lq",
             appwrapper=True, client=client_for(fc),

@@ -5,11 +5,11 @@ simulated operators. The script knows nothing of the kind: it uses only the `Job
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
+from trainjob_support import TICK, torch_runtime
 
 from flarekit import ApiError, NotFound
 from flarekit.cluster import ClusterConfiguration
@@ -23,6 +23,8 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import client_for, seed_queues
+from wait_support import wait_until
 
 OUTPUT = "hello from the job"
 FAST: dict[str, Any] = {"timeout": 30, "poll": TICK, "progress": False}
@@ -40,7 +42,7 @@ def run_the_script(spec: JobSpec, fc: FakeCluster) -> None:
     running = job.wait(until=JobState.RUNNING, **FAST)
     assert running.state is JobState.RUNNING and job.status().state is JobState.RUNNING
 
-    settle(lambda: OUTPUT in _logs_so_far(job), "the job's output reaches its log")
+    wait_until(lambda: OUTPUT in _logs_so_far(job), "the job's output reaches its log", poll=TICK)
     assert job.logs(tail=1).strip().endswith(OUTPUT) or OUTPUT in job.logs(tail=5)
     assert OUTPUT in job.logs(since=3600)
 
@@ -91,15 +93,6 @@ def _logs_so_far(job: Job) -> str:
         raise
 
 
-def settle(check: Callable[[], bool], what: str) -> None:
-    import time
-
-    deadline = time.monotonic() + 30
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(TICK)
-
-
 def _cluster(releases: dict[str, str], *controllers: Any) -> FakeCluster:
     return FakeCluster(
         releases={**releases, "kueue": "v0.19.2"},
@@ -115,7 +108,7 @@ def ray_cluster() -> Iterator[FakeCluster]:
         RayClusterController(ready_after=0.0),
         RayJobController(run_for=3600, logs=_say),
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -125,7 +118,7 @@ def trainer_cluster() -> Iterator[FakeCluster]:
         {"trainer": "v2.3.0", "jobset": "v0.12.0"}, TrainJobController(run_for=3600, logs=_say)
     ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -136,7 +129,7 @@ def operator_cluster() -> Iterator[FakeCluster]:
         PyTorchJobController(run_for=3600, logs=_say),
         AppWrapperController(),
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 

@@ -9,21 +9,21 @@ JobSet labels it."""
 
 from __future__ import annotations
 
-import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
+from trainjob_support import TICK, torch_runtime
 
-from flarekit import Client, from_kubeconfig
 from flarekit._products import JOBSET_LABEL, REPLICATED_JOB_LABEL
 from flarekit._wait import TerminalFailure
 from flarekit.job import JobState, JobStatus, TrainJob
 from flarekit.kueue import QueueOptOutWarning
 from flarekit.testing import ControlPlane, FakeCluster, KueueController, TrainJobController
+from kube_support import client_for, new_namespace, seed_queues
+from wait_support import wait_until
 
 FAST: dict[str, Any] = {"timeout": 30, "poll": TICK, "progress": False}
 LINES = ["epoch 1 loss 0.9", "epoch 2 loss 0.5"]
@@ -31,13 +31,6 @@ LINES = ["epoch 1 loss 0.9", "epoch 2 loss 0.5"]
 
 def _print(job: Any, pod: Any) -> list[str]:
     return LINES
-
-
-def settle(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.05)
 
 
 # -- wait(until=..., callback=...) ----------------------------------------------------------------
@@ -51,7 +44,7 @@ def trainer() -> Iterator[FakeCluster]:
         controllers=[KueueController(admit_after=1.0), TrainJobController(2.0, logs=_print)],
     ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -133,21 +126,6 @@ def test_following_a_job_that_ends_without_a_pod_says_so() -> None:
 # -- events, on both backends -------------------------------------------------------------------
 
 
-@pytest.fixture(params=["fake", "real"])
-def backend(request: pytest.FixtureRequest) -> Iterator[FakeCluster | ControlPlane]:
-    if request.param == "real":
-        yield request.getfixturevalue("control_plane")
-        return
-    with FakeCluster() as fc:
-        yield fc
-
-
-def _namespace(backend: FakeCluster | ControlPlane) -> str:
-    name = f"watch-{uuid.uuid4().hex[:8]}"
-    backend.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
-
-
 def _runtime(backend: FakeCluster | ControlPlane) -> str:
     name = f"torch-{uuid.uuid4().hex[:8]}"
     backend.create({**torch_runtime(name), "metadata": {"name": name}})
@@ -155,7 +133,7 @@ def _runtime(backend: FakeCluster | ControlPlane) -> str:
 
 
 def _unqueued_job(backend: FakeCluster | ControlPlane, namespace: str, runtime: str) -> TrainJob:
-    client = Client(from_kubeconfig(backend.kubeconfig_path), namespace=namespace)
+    client = client_for(backend, namespace=namespace)
     job = TrainJob(
         "watched", runtime=runtime, image="example.com/train:1", command=["python", "t.py"],
         no_queue=True, client=client,
@@ -178,7 +156,7 @@ def _trainer_pod(job: TrainJob, **spec: Any) -> dict[str, Any]:
 
 
 def test_events_about_a_job_include_its_pods(backend: FakeCluster | ControlPlane) -> None:
-    namespace = _namespace(backend)
+    namespace = new_namespace(backend, "watch-")
     job = _unqueued_job(backend, namespace, _runtime(backend))
     assert job.events() == [] or all(e.involved_object.kind != "Pod" for e in job.events())
     pod = f"{job.name}-node-0-0"
@@ -188,7 +166,9 @@ def test_events_about_a_job_include_its_pods(backend: FakeCluster | ControlPlane
     def scheduled() -> bool:
         return any(e.involved_object.name == pod and e.reason == "Scheduled" for e in job.events())
 
-    settle(scheduled, "the scheduler's Scheduled event about the job's pod")
+    wait_until(
+        scheduled, "the scheduler's Scheduled event about the job's pod", timeout=60, poll=0.05
+    )
     assert all(e.involved_object.name != "someone-else" for e in job.events())
     # a pending job's status shows them
     status = job.status()
@@ -199,7 +179,7 @@ def test_events_about_a_job_include_its_pods(backend: FakeCluster | ControlPlane
 
 def test_a_pod_that_cannot_be_placed_shows_in_the_status(control_plane: ControlPlane) -> None:
     """The real scheduler says why: no node has a million CPUs."""
-    namespace = _namespace(control_plane)
+    namespace = new_namespace(control_plane, "watch-")
     job = _unqueued_job(control_plane, namespace, _runtime(control_plane))
     pod = f"{job.name}-node-0-0"
     control_plane.add_pod(
@@ -209,7 +189,12 @@ def test_a_pod_that_cannot_be_placed_shows_in_the_status(control_plane: ControlP
     def unschedulable() -> bool:
         return any("FailedScheduling" in line for line in job.status().events)
 
-    settle(unschedulable, "the scheduler's FailedScheduling event in the job's status")
+    wait_until(
+        unschedulable,
+        "the scheduler's FailedScheduling event in the job's status",
+        timeout=60,
+        poll=0.05,
+    )
     status = job.status()
     line = next(line for line in status.events if "FailedScheduling" in line)
     assert line.startswith(f"Warning FailedScheduling Pod/{pod}")
@@ -217,7 +202,7 @@ def test_a_pod_that_cannot_be_placed_shows_in_the_status(control_plane: ControlP
 
 
 def test_queue_opt_out_leaves_no_queue_label(backend: FakeCluster | ControlPlane) -> None:
-    namespace = _namespace(backend)
+    namespace = new_namespace(backend, "watch-")
     job = _unqueued_job(backend, namespace, _runtime(backend))
     stored = backend.get("trainjobs", job.name, namespace)
     assert stored is not None
@@ -227,7 +212,7 @@ def test_queue_opt_out_leaves_no_queue_label(backend: FakeCluster | ControlPlane
 
 def test_queue_opt_out_names_the_default_queue_kueue_would_use() -> None:
     with FakeCluster() as fc:
-        kueue_queues(fc, queue="default")
+        seed_queues(fc, "default", "default")
         fc.create(torch_runtime())
         job = TrainJob("tj", image="example.com/t:1", no_queue=True, client=client_for(fc))
         with pytest.warns(QueueOptOutWarning, match="LocalQueue 'default' takes it anyway"):

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
-from rayjob_support import RAYJOBS, client_for, existing_cluster, new_namespace
+from rayjob_support import RAYJOBS, existing_cluster
 
 from flarekit import Client
 from flarekit.cluster import ConfigError
@@ -19,17 +19,6 @@ def fc() -> Iterator[FakeCluster]:
     """KubeRay served, no controllers: objects stay as written."""
     with FakeCluster(releases={"kuberay": "v1.7.0"}) as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def _posts(fc: FakeCluster) -> int:

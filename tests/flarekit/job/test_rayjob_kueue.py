@@ -7,19 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rayjob_support import (
-    RAYJOBS,
-    TICK,
-    client_for,
-    deployment_status,
-    existing_cluster,
-    new_namespace,
-    seed_queues,
-    small_config,
-    stored,
-    wait_for,
-    writes,
-)
+from rayjob_support import RAYJOBS, TICK, deployment_status, existing_cluster, small_config, stored
 
 from flarekit import Client
 from flarekit.cluster import ConfigError
@@ -33,8 +21,8 @@ from flarekit.testing import (
     RayJobController,
 )
 from flarekit_models.ray.v1 import RayJob as RayJobModel
-
-QUEUE = "kueue.x-k8s.io/queue-name"
+from kube_support import QUEUE_LABEL, seed_queues, writes
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -61,17 +49,6 @@ def fc(clock: ManualClock, kueue: KueueController) -> Iterator[FakeCluster]:
     ) as cluster:
         yield cluster
         assert cluster.controller_errors == []
-
-
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
 
 
 def job(ns: str, client: Client, name: str = "train", **kwargs: Any) -> RayJob:
@@ -113,17 +90,17 @@ def test_queued_job_waits_for_admission_then_runs(
     queued.submit()
     obj = stored(fc, ns, "queued")
     assert obj["spec"]["suspend"] is True  # created suspended, as Kueue expects
-    assert obj["metadata"]["labels"][QUEUE] == "lq"
+    assert obj["metadata"]["labels"][QUEUE_LABEL] == "lq"
     assert obj["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "high"
 
     model = client.get(RayJobModel, "queued", namespace=ns)
-    workload = wait_for(lambda: workload_for(client, model), "Kueue makes the Workload")
+    workload = wait_until(lambda: workload_for(client, model), "Kueue makes the Workload")
     assert not admission_state(workload).admitted
     status = queued.status()
     assert status.suspended and status.local_queue == "lq" and not status.finished
 
     kueue.admit("queued", ns)
-    wait_for(lambda: deployment_status(fc, ns, "queued") == "Running", "admitted and running")
+    wait_until(lambda: deployment_status(fc, ns, "queued") == "Running", "admitted and running")
     assert stored(fc, ns, "queued")["spec"]["suspend"] is False
     clock.advance(10)
     assert queued.wait(timeout=10, poll=TICK, progress=False).succeeded
@@ -134,7 +111,7 @@ def test_default_local_queue_is_used(fc: FakeCluster, client: Client, ns: str) -
     seed_queues(fc, ns, "default")
     job(ns, client, "defaulted").submit()
     obj = stored(fc, ns, "defaulted")
-    assert obj["metadata"]["labels"][QUEUE] == "default"
+    assert obj["metadata"]["labels"][QUEUE_LABEL] == "default"
     assert obj["spec"]["suspend"] is True
 
 
@@ -158,7 +135,7 @@ def test_stop_deactivates_the_workload_of_a_queued_job(
     queued = job(ns, client, "stoppable", local_queue="lq")
     queued.submit()
     obj = client.get(RayJobModel, "stoppable", namespace=ns)
-    wait_for(lambda: workload_for(client, obj), "Kueue makes the Workload")
+    wait_until(lambda: workload_for(client, obj), "Kueue makes the Workload")
     queued.stop()
     workload = workload_for(client, obj)
     assert workload is not None and workload.spec.active is False
@@ -173,5 +150,5 @@ def test_job_on_an_existing_cluster_is_not_queued(fc: FakeCluster, client: Clien
     job(ns, client, "on-shared", cluster_config=None, cluster_name="shared").submit()
     assert fc.request_count(path="/apis/kueue.x-k8s.io") == before  # no queue lookup
     obj = stored(fc, ns, "on-shared")
-    assert QUEUE not in (obj["metadata"].get("labels") or {})
+    assert QUEUE_LABEL not in (obj["metadata"].get("labels") or {})
     assert "suspend" not in obj["spec"] or obj["spec"]["suspend"] is False

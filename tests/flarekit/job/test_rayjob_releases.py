@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rayjob_support import RAYJOBS, client_for, new_namespace, stored
+from rayjob_support import RAYJOBS, stored
 
 from flarekit import Client
 from flarekit._wait import WaitTimeout
@@ -16,6 +16,7 @@ from flarekit.client._served import NotServed
 from flarekit.cluster import ClusterConfiguration, ConfigError, WorkerGroup
 from flarekit.job import JobState, RayJob
 from flarekit.testing import FakeCluster
+from kube_support import client_for, new_namespace
 
 RELEASES = ("v1.1.1", "v1.4.2", "v1.7.0")
 

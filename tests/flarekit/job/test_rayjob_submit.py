@@ -10,15 +10,11 @@ import pytest
 from rayjob_support import (
     RAYJOBS,
     TICK,
-    client_for,
     deployment_status,
     existing_cluster,
-    new_namespace,
     small_config,
     stored,
     submitter_pods,
-    wait_for,
-    writes,
 )
 
 from flarekit import AlreadyExists, Client
@@ -26,6 +22,8 @@ from flarekit._wait import TerminalFailure, WaitTimeout
 from flarekit.cluster import ConfigError
 from flarekit.job import RayJob, RayJobError, RayJobStatus
 from flarekit.testing import FakeCluster, ManualClock, RayClusterController, RayJobController
+from kube_support import writes
+from wait_support import wait_until
 
 FAILURE = "Traceback (most recent call last): ValueError: loss is NaN"
 
@@ -55,19 +53,8 @@ def fc(clock: ManualClock) -> Iterator[FakeCluster]:
         assert cluster.controller_errors == []
 
 
-@pytest.fixture(scope="module")
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
-
-
-@pytest.fixture
-def ns(fc: FakeCluster) -> str:
-    return new_namespace(fc)
-
-
 def running(fc: FakeCluster, ns: str, name: str) -> None:
-    wait_for(lambda: deployment_status(fc, ns, name) == "Running", f"{name} runs")
+    wait_until(lambda: deployment_status(fc, ns, name) == "Running", f"{name} runs")
 
 
 def test_submit_wait_logs_delete(
@@ -97,7 +84,7 @@ def test_submit_wait_logs_delete(
     assert status.start_time is not None and status.end_time is not None
     assert status.job_id is not None
 
-    logs = wait_for(lambda: "succeeded" in job.logs() and job.logs(), "the submitter ends")
+    logs = wait_until(lambda: "succeeded" in job.logs() and job.logs(), "the submitter ends")
     assert f"Job '{status.job_id}' submitted successfully" in logs
     assert "hello from train" in logs
     assert f"Job '{status.job_id}' succeeded" in job.logs(tail=2)
@@ -105,7 +92,7 @@ def test_submit_wait_logs_delete(
 
     assert job.delete() is True
     assert fc.get(RAYJOBS, "train", ns) is None
-    wait_for(lambda: not fc.objects("rayclusters", ns), "the job's cluster is deleted")
+    wait_until(lambda: not fc.objects("rayclusters", ns), "the job's cluster is deleted")
     assert job.delete() is False
 
 
@@ -115,7 +102,7 @@ def test_follow_streams_lines_until_the_submitter_ends(
     job = RayJob("follow", "python a.py", namespace=ns, cluster_config=small_config())
     job.client = client
     job.submit()
-    wait_for(lambda: submitter_pods(fc, ns, "follow"), "the submitter pod starts")
+    wait_until(lambda: submitter_pods(fc, ns, "follow"), "the submitter pod starts")
     lines = job.logs(follow=True)
     assert next(lines).startswith("Job submission server address:")
     clock.advance(10)
@@ -154,11 +141,7 @@ def test_wait_times_out_naming_the_state(fc: FakeCluster, client: Client, ns: st
 
 
 def test_existing_cluster_job(fc: FakeCluster, client: Client, ns: str, clock: ManualClock) -> None:
-    from flarekit.cluster import render_raycluster
-
-    shared = render_raycluster(small_config()).to_dict()
-    shared["metadata"] = {"name": "shared", "namespace": ns}
-    fc.create(shared)
+    existing_cluster(fc, ns, "shared")
     job = RayJob("on-shared", "python a.py", namespace=ns, cluster_name="shared", client=client)
     job.submit()
     assert stored(fc, ns, "on-shared")["spec"]["clusterSelector"] == {"ray.io/cluster": "shared"}
@@ -180,8 +163,8 @@ def test_stop_suspends_and_resume_starts_over(
     running(fc, ns, "pausable")
     job.stop()
     assert stored(fc, ns, "pausable")["spec"]["suspend"] is True
-    wait_for(lambda: deployment_status(fc, ns, "pausable") == "Suspended", "suspended")
-    wait_for(lambda: not fc.objects("rayclusters", ns), "its cluster is deleted")
+    wait_until(lambda: deployment_status(fc, ns, "pausable") == "Suspended", "suspended")
+    wait_until(lambda: not fc.objects("rayclusters", ns), "its cluster is deleted")
     with pytest.raises(TerminalFailure, match="stopped"):
         job.wait(timeout=5, poll=TICK, progress=False)
     job.resume()
@@ -301,29 +284,19 @@ def test_a_taken_name_is_not_touched(fc: FakeCluster, client: Client, ns: str) -
     assert stored(fc, ns, "taken")["spec"]["entrypoint"] == "python a.py"
 
 
-def test_priority_without_kueue_is_refused_before_any_write(
-    fc: FakeCluster, client: Client, ns: str
+@pytest.mark.parametrize(
+    "option", [{"priority_class": "high"}, {"local_queue": "team"}], ids=["priority", "queue"]
+)
+def test_queueing_without_kueue_is_refused_before_any_write(
+    fc: FakeCluster, client: Client, ns: str, option: dict[str, str]
 ) -> None:
     job = RayJob(
-        "prio", "python a.py", namespace=ns, cluster_config=small_config(),
-        priority_class="high", client=client,
+        "queued", "python a.py", namespace=ns, cluster_config=small_config(), client=client,
+        **option,  # type: ignore[arg-type]
     )  # fmt: skip
     before = writes(fc)
     with pytest.raises(ConfigError) as caught:
         job.submit()
-    assert caught.value.fields == ["priority_class"]
-    assert "Kueue is not installed" in str(caught.value)
-    assert writes(fc) == before
-
-
-def test_a_named_queue_without_kueue_is_refused(fc: FakeCluster, client: Client, ns: str) -> None:
-    job = RayJob(
-        "queued", "python a.py", namespace=ns, cluster_config=small_config(),
-        local_queue="team", client=client,
-    )  # fmt: skip
-    before = writes(fc)
-    with pytest.raises(ConfigError) as caught:
-        job.submit()
-    assert caught.value.fields == ["local_queue"]
+    assert caught.value.fields == list(option)
     assert "Kueue is not installed" in str(caught.value)
     assert writes(fc) == before

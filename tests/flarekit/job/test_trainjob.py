@@ -7,7 +7,7 @@ from typing import Any
 
 import kubernetes
 import pytest
-from trainjob_support import TICK, client_for, creates, kueue_queues, torch_runtime
+from trainjob_support import TICK, creates, torch_runtime
 
 from flarekit._validation import ConfigError
 from flarekit._wait import TerminalFailure
@@ -17,6 +17,7 @@ from flarekit.job._trainjob import TrainJob
 from flarekit.kueue import QueueNotFound
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
 from flarekit.testing._sim_base import SimController
+from kube_support import client_for, seed_queues
 
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"
 POD_OPTIONS: dict[str, Any] = {
@@ -40,7 +41,7 @@ def _cluster(trainer: str, *controllers: SimController) -> FakeCluster:
 def v23() -> Iterator[FakeCluster]:
     with _cluster("v2.3.0", TrainJobController(run_for=0.1), KueueController()) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -48,7 +49,7 @@ def v23() -> Iterator[FakeCluster]:
 def v20() -> Iterator[FakeCluster]:
     with _cluster("v2.0.1", TrainJobController(run_for=0.1), KueueController()) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -83,6 +84,21 @@ def test_bad_input_is_refused_before_any_request(v23: FakeCluster) -> None:
     assert "volume_mounts[0].name" in fields
     assert "'8Gi'" in str(caught.value)  # the hint for "8Gb"
     assert len(v23.requests) == before
+
+
+def test_an_unknown_keyword_is_refused_as_python_would() -> None:
+    """The pod options are keywords forwarded to one checker: a misspelt parameter is still
+    a TypeError, named, with the parameter meant."""
+    with pytest.raises(
+        TypeError, match=r"unexpected keyword argument 'volume'\. Did you mean 'volumes'"
+    ):
+        TrainJob("typo", volume=[{"name": "data", "emptyDir": {}}])  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError, match=r"unexpected keyword argument 'num_node'\. Did you mean 'num_nodes'"
+    ):
+        TrainJob("typo", num_node=2)  # type: ignore[call-arg]
+    job = TrainJob("fine", node_selector={"pool": "gpu"}, service_account="trainer")
+    assert job.pod.used() == ["node_selector", "service_account"]
 
 
 def test_submit_wait_status_and_delete_on_trainer_2_3(v23: FakeCluster) -> None:
@@ -195,7 +211,7 @@ def test_failure_quotes_trainer_message() -> None:
         "v2.3.0", TrainJobController(fail=True, failure_message=message), KueueController()
     ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         job = TrainJob("boom", client=client_for(fc), local_queue="lq").submit()
         with pytest.raises(TerminalFailure, match="node-0 exited with 1"):
             job.wait(timeout=10, poll=0.02, progress=False)

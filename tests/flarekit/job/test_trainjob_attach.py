@@ -6,13 +6,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
+from trainjob_support import TICK, torch_runtime
 
 from flarekit._wait import WaitTimeout
 from flarekit.client._errors import NotFound
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from kube_support import client_for, seed_queues
 
 JSON = dict[str, Any]
 RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
@@ -52,7 +53,7 @@ def fc() -> Iterator[FakeCluster]:
     ) as cluster:
         cluster.create(torch_runtime())
         cluster.create(_custom_runtime())
-        kueue_queues(cluster)
+        seed_queues(cluster, "default")
         yield cluster
 
 

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from trainjob_support import client_for, torch_runtime
+from trainjob_support import torch_runtime
 
 from flarekit import ConfigError
 from flarekit._wait import TerminalFailure
 from flarekit.job import JobState, TrainJob
 from flarekit.testing import FakeCluster, TrainJobController
+from kube_support import client_for
+from wait_support import wait_until
 
 FAST: dict[str, Any] = {"timeout": 120, "poll": 0.05, "progress": False}
 
@@ -164,10 +165,7 @@ def test_deleting_the_job_kills_its_process(
     pid = int(first.split()[1])
     os.kill(pid, 0)  # running
     job.delete(wait=True, timeout=60)
-    deadline = time.monotonic() + 30
-    while _alive(pid):
-        assert time.monotonic() < deadline, f"process {pid} survived its pod"
-        time.sleep(0.05)
+    wait_until(lambda: not _alive(pid), f"process {pid} ends with its pod", poll=0.05)
     assert controller.pods.local is not None and controller.pods.local.running() == []
 
 

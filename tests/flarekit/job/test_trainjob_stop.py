@@ -6,15 +6,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rayjob_support import wait_for
-from trainjob_support import TICK, client_for, kueue_queues, torch_runtime
+from trainjob_support import TICK, torch_runtime
 
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
 from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from kube_support import QUEUE_LABEL, client_for, seed_queues
+from wait_support import wait_until
 
 JSON = dict[str, Any]
-QUEUE = "kueue.x-k8s.io/queue-name"
 RELEASES = {"trainer": "v2.3.0", "kueue": "v0.19.2", "jobset": "v0.12.0"}
 
 
@@ -40,7 +40,7 @@ def slow() -> Iterator[FakeCluster]:
         controllers=[KueueController(), TrainJobController(run_for=3600)],
     ) as fc:
         fc.create(torch_runtime())
-        kueue_queues(fc)
+        seed_queues(fc, "default")
         yield fc
 
 
@@ -72,7 +72,7 @@ def _state(job: TrainJob) -> JobState:
 
 def test_a_queued_job_is_stopped_through_its_workload(slow: FakeCluster) -> None:
     job = TrainJob("queued", client=client_for(slow), local_queue="lq").submit()
-    wait_for(lambda: _state(job) is JobState.RUNNING, "the job runs")
+    wait_until(lambda: _state(job) is JobState.RUNNING, "the job runs")
     assert len(_workloads(slow, "queued")) == 1
     before = len(slow.requests)
     job.stop()
@@ -80,19 +80,19 @@ def test_a_queued_job_is_stopped_through_its_workload(slow: FakeCluster) -> None
     assert workload["spec"]["active"] is False
     # Kueue owns spec.suspend of a queued job: stop() leaves it to Kueue's eviction ...
     assert _patched(slow, before) == {"workloads"}
-    wait_for(lambda: _state(job) is JobState.SUSPENDED, "Kueue evicts and suspends the job")
+    wait_until(lambda: _state(job) is JobState.SUSPENDED, "Kueue evicts and suspends the job")
     before = len(slow.requests)
     job.resume()
     (workload,) = _workloads(slow, "queued")
     assert workload["spec"]["active"] is True
     assert _patched(slow, before) == {"workloads"}  # ... and admits it again
-    wait_for(lambda: _state(job) is JobState.RUNNING, "Kueue admits the job again")
+    wait_until(lambda: _state(job) is JobState.RUNNING, "Kueue admits the job again")
     job.delete()
 
 
 def test_an_attached_queued_job_stops_the_same_way(slow: FakeCluster) -> None:
     TrainJob("other", client=client_for(slow), local_queue="lq").submit()
-    wait_for(lambda: _workloads(slow, "other"), "Kueue makes the Workload")
+    wait_until(lambda: _workloads(slow, "other"), "Kueue makes the Workload")
     attached = TrainJob.from_existing("other", client=client_for(slow))
     attached.stop()
     assert [w["spec"]["active"] for w in _workloads(slow, "other")] == [False]
@@ -102,19 +102,19 @@ def test_an_attached_queued_job_stops_the_same_way(slow: FakeCluster) -> None:
 def test_a_job_outside_any_queue_is_suspended(slow: FakeCluster) -> None:
     slow.create(_raw("unqueued"))
     job = TrainJob.from_existing("unqueued", client=client_for(slow))
-    wait_for(lambda: _state(job) is JobState.RUNNING, "the job runs")
+    wait_until(lambda: _state(job) is JobState.RUNNING, "the job runs")
     job.stop()
     assert (slow.get("trainjobs", "unqueued", "default") or {})["spec"]["suspend"] is True
-    wait_for(lambda: _state(job) is JobState.SUSPENDED, "the job is suspended")
+    wait_until(lambda: _state(job) is JobState.SUSPENDED, "the job is suspended")
     assert not _workloads(slow, "unqueued")
     job.resume()
     assert (slow.get("trainjobs", "unqueued", "default") or {})["spec"]["suspend"] is False
-    wait_for(lambda: _state(job) is JobState.RUNNING, "the job runs again")
+    wait_until(lambda: _state(job) is JobState.RUNNING, "the job runs again")
     job.delete()
 
 
 def test_a_queued_job_without_a_workload_yet_is_a_clear_error(idle: FakeCluster) -> None:
-    idle.create(_raw("early", {QUEUE: "lq"}))
+    idle.create(_raw("early", {QUEUE_LABEL: "lq"}))
     job = TrainJob.from_existing("early", client=client_for(idle))
     before = _writes(idle)
     with pytest.raises(LookupError, match="default/early is queued but Kueue has not made"):

@@ -3,11 +3,9 @@ applied idempotently in dependency order, and rolled back when a setup fails hal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kueue_support import KUEUE_RELEASES, client_for, new_namespace, writes
 
 from flarekit import Client, Invalid, ServerError
 from flarekit.kueue import (
@@ -26,22 +24,11 @@ from flarekit.kueue import (
     resolve_local_queue,
 )
 from flarekit.testing import FakeCluster
+from kube_support import writes
 
 QUOTAS: dict[str, dict[str, Any]] = {
     "default-flavor": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 2}
 }
-
-
-@pytest.fixture(scope="module", params=KUEUE_RELEASES)
-def fc(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
-    with FakeCluster(releases={"kueue": request.param}) as cluster:
-        yield cluster
-
-
-@pytest.fixture
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
 
 
 def _version(fc: FakeCluster) -> str:
@@ -232,8 +219,7 @@ def test_yaml_renders_offline() -> None:
 # -- applying -------------------------------------------------------------------------------
 
 
-def test_setup_is_applied_in_order_and_idempotent(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_setup_is_applied_in_order_and_idempotent(fc: FakeCluster, client: Client, ns: str) -> None:
     fc.clear_requests()
     applied = apply_all(client, _setup(ns))
     version = _version(fc)
@@ -267,8 +253,9 @@ def test_update_changes_quota(fc: FakeCluster, client: Client) -> None:
     assert stored["metadata"]["generation"] == 2
 
 
-def test_dangling_references_are_refused_before_any_write(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_dangling_references_are_refused_before_any_write(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
     fc.clear_requests()
     with pytest.raises(ConfigError) as info:
         apply_all(
@@ -288,10 +275,9 @@ def test_dangling_references_are_refused_before_any_write(fc: FakeCluster, clien
     assert writes(fc) == 0
 
 
-def test_a_local_queue_keeps_its_cluster_queue(fc: FakeCluster, client: Client) -> None:
+def test_a_local_queue_keeps_its_cluster_queue(fc: FakeCluster, client: Client, ns: str) -> None:
     """Kueue makes `spec.clusterQueue` immutable: asked to point an existing LocalQueue at
     another ClusterQueue, flarekit refuses before writing, naming both."""
-    ns = new_namespace(fc)
     apply_all(
         client,
         [
@@ -316,8 +302,7 @@ def test_duplicate_specs_are_refused(client: Client) -> None:
     assert info.value.fields == ["specs[1]"]
 
 
-def test_failed_setup_removes_what_it_created(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_failed_setup_removes_what_it_created(fc: FakeCluster, client: Client, ns: str) -> None:
     apply_resource_flavor(client, "kept-flavor")
     specs: list[AdminSpec] = [
         ResourceFlavorSpec("kept-flavor", {"updated": "yes"}),

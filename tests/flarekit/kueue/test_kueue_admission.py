@@ -8,14 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from kueue_support import (
-    KUEUE_RELEASES,
-    client_for,
-    new_namespace,
-    raycluster_body,
-    wait_until,
-    writes,
-)
+from kueue_support import KUEUE_RELEASES, raycluster_body
 
 from flarekit import Client
 from flarekit.kueue import (
@@ -35,6 +28,8 @@ from flarekit.testing import FakeCluster, KueueController, RayClusterController
 from flarekit_models.kueue.v1beta1 import Workload as WorkloadV1beta1
 from flarekit_models.kueue.v1beta2 import Workload as WorkloadV1beta2
 from flarekit_models.ray.v1 import RayCluster
+from kube_support import writes
+from wait_support import wait_until
 
 TICK = 0.02
 
@@ -53,12 +48,6 @@ def setup(request: pytest.FixtureRequest) -> Iterator[tuple[FakeCluster, KueueCo
 @pytest.fixture
 def fc(setup: tuple[FakeCluster, KueueController]) -> FakeCluster:
     return setup[0]
-
-
-@pytest.fixture
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
 
 
 def _queues(client: Client, namespace: str, cluster_queue: str = "team-cq") -> None:
@@ -95,10 +84,9 @@ def _await(
 
 
 def test_admin_setup_then_queued_job_is_admitted(
-    setup: tuple[FakeCluster, KueueController], client: Client
+    setup: tuple[FakeCluster, KueueController], client: Client, ns: str
 ) -> None:
     fc, kueue = setup
-    ns = new_namespace(fc)
     _queues(client, ns)
     job = _submit(client, "rc", ns)  # the namespace's default LocalQueue
     assert job.metadata is not None and job.metadata.labels is not None
@@ -126,8 +114,9 @@ def test_admin_setup_then_queued_job_is_admitted(
     assert stored["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "default"
 
 
-def test_pending_reason_names_the_missing_cluster_queue(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_pending_reason_names_the_missing_cluster_queue(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
     apply_all(client, [ResourceFlavorSpec("default-flavor")])
     # The LocalQueue exists (so the job is accepted) but its ClusterQueue does not.
     fc.create(
@@ -146,9 +135,8 @@ def test_pending_reason_names_the_missing_cluster_queue(fc: FakeCluster, client:
 
 
 def test_missing_local_queue_is_an_error_before_anything_is_created(
-    fc: FakeCluster, client: Client
+    fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    ns = new_namespace(fc)
     _queues(client, ns, "other-cq")
     fc.clear_requests()
     with pytest.raises(QueueNotFound) as info:
@@ -160,8 +148,7 @@ def test_missing_local_queue_is_an_error_before_anything_is_created(
     assert fc.get("rayclusters", "never", ns) is None
 
 
-def test_job_without_workload(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_job_without_workload(fc: FakeCluster, client: Client, ns: str) -> None:
     body = raycluster_body("plain", ns, {})
     job = client.create(RayCluster.model_validate(body))
     assert workload_for(client, job) is None

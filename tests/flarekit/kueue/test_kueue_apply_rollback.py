@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from kueue_support import new_namespace, wait_until
 
 from flarekit import ApiUnavailable, Client, RetryPolicy, ServerError, from_kubeconfig
 from flarekit._rollback import MARK
@@ -24,6 +23,7 @@ from flarekit.kueue import (
 )
 from flarekit.testing import FakeCluster
 from flarekit.testing._faults import RecordedRequest
+from wait_support import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +63,7 @@ def _present(fc: FakeCluster, namespace: str, *names: str) -> dict[str, bool]:
     return found
 
 
-def test_a_write_that_lands_after_its_timeout_is_still_removed(fc: FakeCluster) -> None:
-    ns = new_namespace(fc)
+def test_a_write_that_lands_after_its_timeout_is_still_removed(fc: FakeCluster, ns: str) -> None:
     fc.delay(_write_of("late-cq"), 0.6, times=1)
     try:
         with _client(fc, timeout=0.4, attempts=1) as client, pytest.raises(ApiUnavailable):
@@ -81,8 +80,8 @@ def test_a_write_that_lands_after_its_timeout_is_still_removed(fc: FakeCluster) 
 
 def test_a_retried_write_whose_first_attempt_landed_is_removed_on_failure(
     fc: FakeCluster,
+    ns: str,
 ) -> None:
-    ns = new_namespace(fc)
     fc.delay(_write_of("retry-cq"), 0.5, times=1)
     fc.inject(_write_of("retry-lq"), status=500, times=None)
     try:
@@ -94,8 +93,7 @@ def test_a_retried_write_whose_first_attempt_landed_is_removed_on_failure(
     assert not any(_present(fc, ns, "retry-flavor", "retry-cq", "retry-lq").values())
 
 
-def test_what_cannot_be_removed_is_named_in_the_error_message(fc: FakeCluster) -> None:
-    ns = new_namespace(fc)
+def test_what_cannot_be_removed_is_named_in_the_error_message(fc: FakeCluster, ns: str) -> None:
     fc.inject(_write_of("stuck-lq"), status=500, times=None)
     fc.inject(_write_of("stuck-flavor", "DELETE"), status=500, times=None)
     try:
@@ -116,8 +114,9 @@ def test_what_cannot_be_removed_is_named_in_the_error_message(fc: FakeCluster) -
     assert MARK in flavor["metadata"]["annotations"]  # findable by hand
 
 
-def test_a_write_whose_answer_never_comes_is_reported_not_forgotten(fc: FakeCluster) -> None:
-    ns = new_namespace(fc)
+def test_a_write_whose_answer_never_comes_is_reported_not_forgotten(
+    fc: FakeCluster, ns: str
+) -> None:
     fc.inject(_write_of("lost-cq"), status=504, times=None)
     try:
         client = _client(fc, timeout=0.2, attempts=1)
@@ -162,10 +161,10 @@ def _unmarked(fc: FakeCluster, flavor: str) -> bool:
 
 def test_overlapping_calls_leave_exactly_the_objects_of_the_one_that_succeeded(
     fc: FakeCluster,
+    ns: str,
 ) -> None:
     """B creates the shared flavor and fails later; A, started after B created it, succeeds:
     B's rollback must not take the flavor A relies on."""
-    ns = new_namespace(fc)
     fc.inject(_write_of("b-lq"), status=500, times=None)
     b_error, a_error = _overlap(fc, ns, "b", "a", "shared")
     assert isinstance(b_error, ServerError) and a_error is None
@@ -178,8 +177,7 @@ def test_overlapping_calls_leave_exactly_the_objects_of_the_one_that_succeeded(
     assert _unmarked(fc, "shared"), "the flavor the successful call uses is gone or marked"
 
 
-def test_overlapping_calls_that_both_fail_leave_nothing(fc: FakeCluster) -> None:
-    ns = new_namespace(fc)
+def test_overlapping_calls_that_both_fail_leave_nothing(fc: FakeCluster, ns: str) -> None:
     fc.inject(_write_of("d-lq"), status=500, times=None)
     fc.inject(_write_of("c-lq"), status=500, times=None)
     d_error, c_error = _overlap(fc, ns, "d", "c", "both")
@@ -190,10 +188,10 @@ def test_overlapping_calls_that_both_fail_leave_nothing(fc: FakeCluster) -> None
 
 def test_the_creator_succeeding_keeps_what_a_failed_overlapping_call_also_applied(
     fc: FakeCluster,
+    ns: str,
 ) -> None:
     """E creates the shared flavor and succeeds late; F takes it over meanwhile and fails:
     F's rollback deletes it (it carried F's mark), and E's confirmation brings it back."""
-    ns = new_namespace(fc)
     fc.inject(_write_of("f-lq"), status=500, times=None)
     e_error, f_error = _overlap(fc, ns, "e", "f", "mine")
     assert e_error is None and isinstance(f_error, ServerError)

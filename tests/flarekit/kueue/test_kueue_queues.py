@@ -5,12 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kueue_support import (
-    KUEUE_RELEASES,
-    client_for,
-    new_namespace,
-    seed_local_queue,
-)
+from kueue_support import seed_local_queue
 
 from flarekit import Client, ServerError
 from flarekit._validation import ConfigError
@@ -32,18 +27,7 @@ from flarekit.kueue import (
     resolve_local_queue,
 )
 from flarekit.testing import FakeCluster
-
-
-@pytest.fixture(scope="module", params=KUEUE_RELEASES)
-def fc(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
-    with FakeCluster(releases={"kueue": request.param}) as cluster:
-        yield cluster
-
-
-@pytest.fixture
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
+from kube_support import client_for
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +83,7 @@ def test_preferred_version_refuses_unknown_versions(client: Client) -> None:
 # -- resolve_local_queue --------------------------------------------------------------------
 
 
-def test_named_queue_must_exist(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_named_queue_must_exist(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_local_queue(fc, ns, "team-a")
     seed_local_queue(fc, ns, "team-b")
     assert resolve_local_queue(client, ns, "team-b") == "team-b"
@@ -112,9 +95,8 @@ def test_named_queue_must_exist(fc: FakeCluster, client: Client) -> None:
 
 
 def test_missing_queue_in_empty_namespace_says_how_to_get_one(
-    fc: FakeCluster, client: Client
+    fc: FakeCluster, client: Client, ns: str
 ) -> None:
-    ns = new_namespace(fc)
     with pytest.raises(QueueNotFound, match="has none") as info:
         resolve_local_queue(client, ns, "team-a", field="queue")
     assert info.value.fields == ["queue"]
@@ -130,15 +112,13 @@ def test_invalid_queue_name_is_refused_before_any_request(fc: FakeCluster, clien
     assert fc.requests == []
 
 
-def test_default_queue_by_kueue_convention(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_default_queue_by_kueue_convention(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_local_queue(fc, ns, "other")
     seed_local_queue(fc, ns, "default")
     assert resolve_local_queue(client, ns) == "default"
 
 
-def test_default_queue_by_codeflare_annotation(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_default_queue_by_codeflare_annotation(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_local_queue(fc, ns, "default")
     seed_local_queue(fc, ns, "gpu", annotations={DEFAULT_QUEUE_ANNOTATION: "True"})
     seed_local_queue(fc, ns, "cpu", annotations={DEFAULT_QUEUE_ANNOTATION: "false"})
@@ -146,8 +126,7 @@ def test_default_queue_by_codeflare_annotation(fc: FakeCluster, client: Client) 
     assert local_queue_names(client, ns) == ["cpu", "default", "gpu"]
 
 
-def test_several_annotated_defaults_are_ambiguous(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_several_annotated_defaults_are_ambiguous(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_local_queue(fc, ns, "a", annotations={DEFAULT_QUEUE_ANNOTATION: "true"})
     seed_local_queue(fc, ns, "b", annotations={DEFAULT_QUEUE_ANNOTATION: "true"})
     with pytest.raises(QueueNotFound, match="several LocalQueues") as info:
@@ -155,8 +134,7 @@ def test_several_annotated_defaults_are_ambiguous(fc: FakeCluster, client: Clien
     assert "'a', 'b'" in str(info.value)
 
 
-def test_no_default_lists_the_queues(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_no_default_lists_the_queues(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_local_queue(fc, ns, "team-a")
     with pytest.raises(QueueNotFound, match="no default LocalQueue") as info:
         resolve_local_queue(client, ns)
@@ -188,8 +166,7 @@ def test_queue_labels_refuse_bad_names_together() -> None:
     assert info.value.fields == ["local_queue", "priority_class"]
 
 
-def test_named_queue_needs_only_get(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_named_queue_needs_only_get(fc: FakeCluster, client: Client, ns: str) -> None:
     seed_local_queue(fc, ns, "team-a")
     fc.deny("list", "localqueues")
     try:

@@ -4,13 +4,11 @@ unreadable ClusterQueues, and of real upstream queue objects."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from kueue_support import KUEUE_RELEASES, client_for, new_namespace
 
 from flarekit import ALL_NAMESPACES, Client, NotFound
 from flarekit.kueue import (
@@ -23,20 +21,9 @@ from flarekit.kueue import (
     queue_status,
 )
 from flarekit.testing import FakeCluster
+from kube_support import new_namespace
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "kueue.x-k8s.io"
-
-
-@pytest.fixture(scope="module", params=KUEUE_RELEASES)
-def fc(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
-    with FakeCluster(releases={"kueue": request.param}) as cluster:
-        yield cluster
-
-
-@pytest.fixture
-def client(fc: FakeCluster) -> Iterator[Client]:
-    with client_for(fc) as c:
-        yield c
 
 
 def _active(status: bool, message: str) -> dict[str, Any]:
@@ -165,8 +152,7 @@ def test_unreadable_cluster_queues_leave_quota_unknown(fc: FakeCluster, client: 
     assert queues[0].usage_text() == "-"
 
 
-def test_empty_namespace_and_missing_queue(fc: FakeCluster, client: Client) -> None:
-    ns = new_namespace(fc)
+def test_empty_namespace_and_missing_queue(fc: FakeCluster, client: Client, ns: str) -> None:
     assert list_queues(client, ns) == []
     assert list_queues(client, ns).table() == f"No LocalQueues in namespace {ns!r}."
     assert list_queues(client, ALL_NAMESPACES).__class__(namespace=ALL_NAMESPACES).table() == (
@@ -185,14 +171,13 @@ def _samples(version: str, kind: str) -> list[dict[str, Any]]:
     return [yaml.safe_load(p.read_text()) for p in sorted(folder.glob("*.yaml"))]
 
 
-def test_upstream_sample_queues_are_listed(fc: FakeCluster, client: Client) -> None:
+def test_upstream_sample_queues_are_listed(fc: FakeCluster, client: Client, ns: str) -> None:
     version = fc.resource("clusterqueues").storage_version
     created_cqs: dict[str, dict[str, Any]] = {}
     for obj in _samples(version, "ClusterQueue"):
         name = obj["metadata"]["name"]
         if name not in created_cqs and fc.get("clusterqueues", name) is None:
             created_cqs[name] = fc.create(obj)
-    ns = new_namespace(fc)
     local_names = set()
     for obj in _samples(version, "LocalQueue"):
         name = obj["metadata"]["name"]

@@ -1,4 +1,5 @@
-"""Helpers for the simulated-controller tests: small job objects, waiting, and validation.
+"""Helpers for the simulated-controller tests: small job objects, waiting for an object's
+state, and validation.
 
 Waiting is always for a condition with a timeout (never a bare sleep); the controller thread
 ticks every 20 ms in these tests.
@@ -36,16 +37,6 @@ def wait_for(
             return last
         time.sleep(TICK / 2)
     raise AssertionError(f"{resource}/{name} did not reach the expected state: {last}")
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Return once `check()` holds; fail naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(TICK / 2)
-    raise AssertionError(f"timed out waiting until {what}")
 
 
 def status(obj: JSON) -> JSON:
@@ -152,45 +143,3 @@ def app_wrapper(name: str, labels: JSON | None = None, **spec: Any) -> JSON:
         "metadata": meta,
         "spec": body,
     }
-
-
-def kueue_queues(fc: FakeCluster, namespace: str = "default", flavor: bool = True) -> None:
-    """A ResourceFlavor `default-flavor`, ClusterQueue `cq` covering cpu/memory/GPU, and a
-    LocalQueue `lq` in `namespace` pointing to it."""
-    api = "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
-    if flavor:
-        fc.create(
-            {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
-        )
-    resources = ["cpu", "memory", "nvidia.com/gpu"]
-    fc.create(
-        {
-            "apiVersion": api,
-            "kind": "ClusterQueue",
-            "metadata": {"name": "cq"},
-            "spec": {
-                "namespaceSelector": {},
-                "resourceGroups": [
-                    {
-                        "coveredResources": resources,
-                        "flavors": [
-                            {
-                                "name": "default-flavor",
-                                "resources": [
-                                    {"name": r, "nominalQuota": "100"} for r in resources
-                                ],
-                            }
-                        ],
-                    }
-                ],
-            },
-        }
-    )
-    fc.create(
-        {
-            "apiVersion": api,
-            "kind": "LocalQueue",
-            "metadata": {"name": "lq", "namespace": namespace},
-            "spec": {"clusterQueue": "cq"},
-        }
-    )

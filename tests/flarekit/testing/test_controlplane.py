@@ -11,9 +11,7 @@ import base64
 import json
 import os
 import shutil
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import kubernetes
@@ -24,6 +22,8 @@ from flarekit.client._pods import read_logs
 from flarekit.testing import ComponentFailed, ControlPlane, NotSupportedByRealServer, rule
 from flarekit.testing._cp_kwok import SIMULATED_LOG
 from flarekit_models.kueue.v1beta2 import LocalQueue
+from kube_support import new_namespace
+from wait_support import wait_until
 
 
 def _alive(pid: int) -> bool:
@@ -51,14 +51,6 @@ def _processes_mentioning(text: str) -> list[int]:
         if text in cmdline and int(entry.name) != os.getpid():
             found.append(int(entry.name))
     return [pid for pid in found if _alive(pid)]
-
-
-def _eventually(check: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout} s: {check.__doc__ or check}")
-        time.sleep(0.1)
 
 
 # -- lifecycle ------------------------------------------------------------------------------
@@ -195,9 +187,7 @@ def test_a_second_start_restores_the_installed_crds_from_the_cache(
 
 @pytest.fixture
 def namespace(control_plane: ControlPlane) -> str:
-    name = f"cp-{uuid.uuid4().hex[:8]}"
-    control_plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
+    return new_namespace(control_plane, "cp-")
 
 
 def test_kube_apiserver_collects_garbage_less_often_unless_told(
@@ -328,7 +318,7 @@ def test_pod_asking_for_more_than_any_node_has_stays_pending(
             for c in (pod.get("status") or {}).get("conditions") or []
         )
 
-    _eventually(unschedulable)
+    wait_until(unschedulable, "the pod is reported unschedulable", poll=0.1)
 
 
 def _job(name: str, namespace: str, env: dict[str, str] | None = None) -> dict[str, object]:
@@ -359,12 +349,20 @@ def test_job_pods_complete_and_the_job_succeeds(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     control_plane.create(_job("ok", namespace))
-    _eventually(lambda: "Complete" in _job_condition(control_plane, "ok", namespace))
+    wait_until(
+        lambda: "Complete" in _job_condition(control_plane, "ok", namespace),
+        "Job ok completes",
+        poll=0.1,
+    )
 
 
 def test_job_pod_asked_to_fail_fails_the_job(control_plane: ControlPlane, namespace: str) -> None:
     control_plane.create(_job("bad", namespace, {"FLAREKIT_SIMULATED_EXIT_CODE": "3"}))
-    _eventually(lambda: "Failed" in _job_condition(control_plane, "bad", namespace))
+    wait_until(
+        lambda: "Failed" in _job_condition(control_plane, "bad", namespace),
+        "Job bad fails",
+        poll=0.1,
+    )
     pods = [
         p
         for p in control_plane.objects("pods", namespace)
@@ -383,7 +381,11 @@ def test_a_followed_log_on_a_fake_node_stays_open_after_the_pod_ended(
     import urllib3
 
     control_plane.create(_job("followed", namespace))
-    _eventually(lambda: "Complete" in _job_condition(control_plane, "followed", namespace))
+    wait_until(
+        lambda: "Complete" in _job_condition(control_plane, "followed", namespace),
+        "Job followed completes",
+        poll=0.1,
+    )
     [pod] = [
         p["metadata"]["name"]
         for p in control_plane.objects("pods", namespace)
@@ -429,7 +431,11 @@ def test_garbage_collector_deletes_dependents(control_plane: ControlPlane, names
         }
     )
     control_plane.delete("configmaps", "owner", namespace)
-    _eventually(lambda: control_plane.get("configmaps", "dependent", namespace) is None)
+    wait_until(
+        lambda: control_plane.get("configmaps", "dependent", namespace) is None,
+        "the garbage collector deletes the dependent",
+        poll=0.1,
+    )
 
 
 def test_namespace_deletion_completes(control_plane: ControlPlane) -> None:
@@ -439,14 +445,24 @@ def test_namespace_deletion_completes(control_plane: ControlPlane) -> None:
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": name}}
     )
     control_plane.delete("namespaces", name)
-    _eventually(lambda: control_plane.get("namespaces", name) is None)
+    wait_until(
+        lambda: control_plane.get("namespaces", name) is None, "the namespace is gone", poll=0.1
+    )
 
 
 def test_default_service_account_and_root_ca_appear(
     control_plane: ControlPlane, namespace: str
 ) -> None:
-    _eventually(lambda: control_plane.get("serviceaccounts", "default", namespace) is not None)
-    _eventually(lambda: control_plane.get("configmaps", "kube-root-ca.crt", namespace) is not None)
+    wait_until(
+        lambda: control_plane.get("serviceaccounts", "default", namespace),
+        "the default service account",
+        poll=0.1,
+    )
+    wait_until(
+        lambda: control_plane.get("configmaps", "kube-root-ca.crt", namespace),
+        "the root CA config map",
+        poll=0.1,
+    )
 
 
 # -- the request log ---------------------------------------------------------------------

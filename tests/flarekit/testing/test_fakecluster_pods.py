@@ -8,9 +8,9 @@ from typing import Any
 
 import kubernetes
 import pytest
-from sim_support import wait_until
 
 from flarekit.testing import FakeCluster
+from wait_support import wait_until
 
 ApiException = kubernetes.client.ApiException
 

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim_support import (
-    TICK,
-    app_wrapper,
-    cond,
-    no_errors,
-    status,
-    train_job,
-    validate,
-    wait_for,
-    wait_until,
-)
+from sim_support import TICK, app_wrapper, cond, no_errors, status, train_job, validate, wait_for
 
 from flarekit.testing import (
     AppWrapperController,
@@ -23,6 +13,7 @@ from flarekit.testing import (
     ManualClock,
     TrainJobController,
 )
+from wait_support import wait_until
 
 AW = "appwrappers"
 RELEASES = {"appwrapper": "v1.2.1", "kuberay": "v1.7.0"}

@@ -8,7 +8,6 @@ from sim_support import (
     TICK,
     app_wrapper,
     cond,
-    kueue_queues,
     no_errors,
     ray_cluster,
     ray_job,
@@ -16,7 +15,6 @@ from sim_support import (
     train_job,
     validate,
     wait_for,
-    wait_until,
 )
 
 from flarekit.testing import (
@@ -27,6 +25,8 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from kube_support import kueue_api, seed_queues
+from wait_support import wait_until
 
 QUEUED = {"kueue.x-k8s.io/queue-name": "lq"}
 WL = "workloads"
@@ -55,7 +55,7 @@ def test_ray_cluster_waits_for_admission_then_becomes_ready(kueue: str) -> None:
         tick_interval=TICK,
         controllers=[rays, kueue_ctl],  # Kueue registered last on purpose
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default", flavor="default-flavor")
         fc.create(ray_cluster("rc", labels=QUEUED))
         workload = _workload(fc)
         assert workload["metadata"]["name"].startswith("raycluster-rc-")
@@ -106,7 +106,7 @@ def test_missing_local_queue_keeps_the_job_suspended() -> None:
         assert obj["spec"]["suspend"] is True
         assert cond(obj, "Complete") is None
         validate(_workload(fc))
-        kueue_queues(fc)
+        seed_queues(fc, "default", flavor="default-flavor")
         wait_for(
             fc, "trainjobs", "tj", lambda o: (cond(o, "Complete") or {}).get("status") == "True"
         )
@@ -122,7 +122,9 @@ def test_inactive_and_missing_cluster_queue_messages() -> None:
         tick_interval=TICK,
         controllers=[KueueController()],
     ) as fc:
-        kueue_queues(fc, flavor=False)  # the ClusterQueue names a flavor that does not exist
+        seed_queues(
+            fc, "default", make_flavor=False
+        )  # the ClusterQueue names a flavor that does not exist
         fc.create(ray_cluster("rc", labels=QUEUED))
         _reserved_message(fc, "ClusterQueue cq is inactive")
         fc.delete("clusterqueues", "cq")
@@ -136,7 +138,7 @@ def test_rayjob_is_queued_but_its_own_cluster_is_not() -> None:
         tick_interval=TICK,
         controllers=[KueueController(), RayJobController()],
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default", flavor="default-flavor")
         fc.create(ray_job("job", labels=QUEUED))
         wait_for(fc, "rayjobs", "job", lambda o: status(o).get("jobDeploymentStatus") == "Complete")
         (workload,) = fc.objects(WL)
@@ -152,7 +154,7 @@ def test_app_wrapper_is_admitted_and_deploys() -> None:
         tick_interval=TICK,
         controllers=[KueueController(), AppWrapperController()],
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default", flavor="default-flavor")
         fc.create(app_wrapper("aw", labels=QUEUED))
         wait_for(fc, "appwrappers", "aw", lambda o: status(o).get("phase") == "Running")
         (workload,) = fc.objects(WL)
@@ -194,7 +196,7 @@ def test_an_inactive_workload_is_evicted_and_its_job_suspended() -> None:
         tick_interval=TICK,
         controllers=[RayClusterController(), KueueController()],
     ) as fc:
-        kueue_queues(fc)
+        seed_queues(fc, "default", flavor="default-flavor")
         fc.create(ray_cluster("rc", labels=QUEUED))
         wait_for(fc, "rayclusters", "rc", lambda o: o["spec"].get("suspend") is False)
         name = _workload(fc)["metadata"]["name"]
@@ -215,7 +217,7 @@ def test_queues_report_whether_they_can_be_used_as_kueue_does() -> None:
     with FakeCluster(
         releases={"kueue": "v0.19.2"}, tick_interval=TICK, controllers=[KueueController()]
     ) as fc:
-        kueue_queues(fc, flavor=False)
+        seed_queues(fc, "default", flavor="default-flavor", make_flavor=False)
 
         def active(resource: str, name: str, namespace: str | None = None) -> JSON:
             obj = fc.get(resource, name, namespace) or {}
@@ -236,9 +238,12 @@ def test_queues_report_whether_they_can_be_used_as_kueue_does() -> None:
             "ClusterQueueIsInactive",
             "Can't submit new workloads to clusterQueue",
         )
-        api = "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
         fc.create(
-            {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
+            {
+                "apiVersion": kueue_api(fc),
+                "kind": "ResourceFlavor",
+                "metadata": {"name": "default-flavor"},
+            }
         )
         wait_until(lambda: active("localqueues", "lq", "default").get("status") == "True", "")
         assert active("localqueues", "lq", "default")["reason"] == "Ready"

@@ -3,17 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sim_support import (
-    JSON,
-    TICK,
-    no_errors,
-    ray_cluster,
-    ray_job,
-    status,
-    train_job,
-    wait_for,
-    wait_until,
-)
+from sim_support import JSON, TICK, no_errors, ray_cluster, ray_job, status, train_job, wait_for
 
 from flarekit.testing import (
     FakeCluster,
@@ -22,6 +12,7 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
+from wait_support import wait_until
 
 
 def labels(pod: JSON) -> dict[str, str]:

@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from sim_support import JSON, TICK, cond, no_errors, status, validate, wait_for, wait_until
+from sim_support import JSON, TICK, cond, no_errors, status, validate, wait_for
 
 from flarekit.testing import FakeCluster, KueueController, ManualClock, PyTorchJobController
+from kube_support import QUEUE_LABEL, seed_queues
+from wait_support import wait_until
 
 PT = "pytorchjobs"
 RELEASES = {"training-operator": "v1.9.4", "kueue": "v0.19.2"}
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def pytorch_job(name: str, workers: int = 2, labels: JSON | None = None, **run: Any) -> JSON:
@@ -164,26 +165,7 @@ def test_deleting_the_job_deletes_its_pods(fc: FakeCluster) -> None:
 def test_kueue_queues_it_until_admitted(
     fc: FakeCluster, kueue: KueueController, controller: PyTorchJobController
 ) -> None:
-    api = "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
-    fc.create({"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "f"}})
-    quota = [{"name": "cpu", "nominalQuota": "100"}]
-    group = {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": quota}]}
-    fc.create(
-        {
-            "apiVersion": api,
-            "kind": "ClusterQueue",
-            "metadata": {"name": "cq"},
-            "spec": {"namespaceSelector": {}, "resourceGroups": [group]},
-        }
-    )
-    fc.create(
-        {
-            "apiVersion": api,
-            "kind": "LocalQueue",
-            "metadata": {"name": "lq", "namespace": "default"},
-            "spec": {"clusterQueue": "cq"},
-        }
-    )
+    seed_queues(fc, "default", quota={"cpu": "100"})
     fc.create(pytorch_job("queued", labels={QUEUE_LABEL: "lq"}))
     held = wait_for(fc, PT, "queued", _true("Suspended"))
     assert held["spec"]["runPolicy"]["suspend"] is True

@@ -3,19 +3,11 @@ admitted work uses, and gives it back when the work is gone."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from flarekit import Client, Cluster, ClusterConfiguration, from_kubeconfig, list_queues
 from flarekit.cli._practice import practice_cluster
-
-
-def _until(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 20
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
+from wait_support import wait_until
 
 
 def test_admitted_work_shows_in_the_queue_listing(tmp_path: Path) -> None:
@@ -30,11 +22,15 @@ def test_admitted_work_shows_in_the_queue_listing(tmp_path: Path) -> None:
                                       head_cpu_limits=1)  # fmt: skip
         cluster = Cluster(config, client).apply()
         cluster.wait_ready(timeout=30, progress=False)
-        _until(lambda: list_queues(client)[0].admitted == 1, "the queue to count the cluster")
+        wait_until(
+            lambda: list_queues(client)[0].admitted == 1, "the queue counts the cluster", poll=0.05
+        )
         (busy,) = list_queues(client)
         assert "default-flavor/cpu 5/64" in busy.usage_text(), busy.usage_text()
         assert "5 of 64 used" in str(busy)
 
         cluster.down(wait=True, progress=False)
-        _until(lambda: list_queues(client)[0].admitted == 0, "the quota to be given back")
+        wait_until(
+            lambda: list_queues(client)[0].admitted == 0, "the quota is given back", poll=0.05
+        )
         assert "default-flavor/cpu 0/64" in list_queues(client)[0].usage_text()

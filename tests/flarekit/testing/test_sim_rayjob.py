@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim_support import (
-    TICK,
-    no_errors,
-    ray_cluster,
-    ray_job,
-    status,
-    validate,
-    wait_for,
-    wait_until,
-)
+from sim_support import TICK, no_errors, ray_cluster, ray_job, status, validate, wait_for
 
 from flarekit.testing import (
     Event,
@@ -22,6 +13,7 @@ from flarekit.testing import (
     RayClusterController,
     RayJobController,
 )
+from wait_support import wait_until
 
 RJ = "rayjobs"
 

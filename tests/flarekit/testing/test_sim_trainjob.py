@@ -5,19 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from sim_support import (
-    JSON,
-    TICK,
-    cond,
-    no_errors,
-    status,
-    train_job,
-    validate,
-    wait_for,
-    wait_until,
-)
+from sim_support import JSON, TICK, cond, no_errors, status, train_job, validate, wait_for
 
 from flarekit.testing import FakeCluster, ManualClock, TrainJobController
+from wait_support import wait_until
 
 TJ = "trainjobs"
 

@@ -5,19 +5,13 @@ waits."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 
 import pytest
 
-from flarekit import Client, RetryPolicy, from_kubeconfig
+from flarekit import Client
 from flarekit.testing import FakeCluster, KueueController, RayClusterController, RayJobController
-
-_names = itertools.count()
-
-
-def _kueue_api(fc: FakeCluster) -> str:
-    return "kueue.x-k8s.io/" + fc.resource("clusterqueues").storage_version
+from kube_support import client_for, cluster_queue, local_queue, new_namespace
 
 
 @pytest.fixture(scope="package")
@@ -30,45 +24,21 @@ def fake() -> Iterator[FakeCluster]:
         RayJobController(run_for=60),
     ]
     with FakeCluster(tick_interval=0.02, controllers=controllers) as fc:
-        api = _kueue_api(fc)
-        fc.create({"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "flavor"}})
-        resources = [{"name": r, "nominalQuota": "1000"} for r in ("cpu", "memory")]
-        group = {
-            "coveredResources": ["cpu", "memory"],
-            "flavors": [{"name": "flavor", "resources": resources}],
-        }
-        fc.create(
-            {
-                "apiVersion": api,
-                "kind": "ClusterQueue",
-                "metadata": {"name": "plenty"},
-                "spec": {"namespaceSelector": {}, "resourceGroups": [group]},
-            }
-        )
+        cluster_queue(fc, "plenty", quota={"cpu": "1000", "memory": "1000Gi"})
         yield fc
 
 
 @pytest.fixture(scope="package")
-def client(fake: FakeCluster) -> Client:
-    return Client(
-        from_kubeconfig(fake.kubeconfig_path),
-        retry=RetryPolicy(attempts=2, backoff=0.001, max_backoff=0.01),
-    )
+def client(fake: FakeCluster) -> Iterator[Client]:
+    with client_for(fake) as c:
+        yield c
 
 
 @pytest.fixture
 def namespace(fake: FakeCluster) -> str:
     """A fresh namespace with LocalQueues `default` (admits everything) and `waiting` (on the
     missing ClusterQueue `none`: what is queued to it waits)."""
-    name = f"nb{next(_names)}"
-    fake.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    for queue, cluster_queue in (("default", "plenty"), ("waiting", "none")):
-        fake.create(
-            {
-                "apiVersion": _kueue_api(fake),
-                "kind": "LocalQueue",
-                "metadata": {"name": queue, "namespace": name},
-                "spec": {"clusterQueue": cluster_queue},
-            }
-        )
+    name = new_namespace(fake, "nb")
+    local_queue(fake, name, "default", "plenty")
+    local_queue(fake, name, "waiting", "none")
     return name
