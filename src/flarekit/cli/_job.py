@@ -54,10 +54,8 @@ def _kind_of(value: object, source: str) -> str:
 
 def _trainjob_params() -> list[str]:
     from flarekit import TrainJob
-    from flarekit.job._podopts import POD_OPTIONS
 
-    named = inspect.signature(TrainJob.__init__).parameters.values()
-    names = [p.name for p in named if p.kind is not p.VAR_KEYWORD] + list(POD_OPTIONS)
+    names = inspect.signature(TrainJob.__init__).parameters
     return [n for n in names if n not in _NOT_FROM_FILES]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from flarekit._validation import ValidationReport, check_dns1123_subdomain, check_labels
 
@@ -28,9 +28,7 @@ M = TypeVar("M", bound="KubeModel")
 __all__ = [
     "MANAGER",
     "POD_FIELDS",
-    "POD_OPTIONS",
     "PodField",
-    "PodOptionArgs",
     "PodOptions",
     "check_pod_options",
     "render",
@@ -49,23 +47,15 @@ RELEASES: dict[PodField, str] = {
 #: The `manager` of flarekit's entry in `runtimePatches`.
 MANAGER = "flarekit.dev/sdk"
 
-
-class PodOptionArgs(TypedDict, total=False):
-    """The pod options as a user gives them (models or their JSON; a missing key or None means
-    not set): the one declaration of their names and types, which `TrainJob` takes as keywords
-    and `check_pod_options` checks."""
-
-    volumes: Sequence[Volume | Mapping[str, JsonValue]] | None
-    volume_mounts: Sequence[VolumeMount | Mapping[str, JsonValue]] | None
-    node_selector: Mapping[str, str] | None
-    tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None
-    affinity: Affinity | Mapping[str, JsonValue] | None
-    service_account: str | None
-    image_pull_secrets: Sequence[str] | None
-
-
-#: The pod options' parameter names, in declaration order.
-POD_OPTIONS: tuple[str, ...] = tuple(PodOptionArgs.__annotations__)
+_OPTIONS = (
+    "volumes",
+    "volume_mounts",
+    "node_selector",
+    "tolerations",
+    "affinity",
+    "service_account",
+    "image_pull_secrets",
+)
 _NOT_IN_POD_SPEC_OVERRIDES = ("affinity", "image_pull_secrets")
 
 
@@ -83,7 +73,7 @@ class PodOptions:
 
     def used(self) -> list[str]:
         """The options that are set, by parameter name."""
-        return [name for name in POD_OPTIONS if getattr(self, name)]
+        return [name for name in _OPTIONS if getattr(self, name)]
 
     def __bool__(self) -> bool:
         return bool(self.used())
@@ -113,12 +103,22 @@ def _listed(
     return _as_models(items, model) if len(report) == before else []
 
 
-def check_pod_options(report: ValidationReport, **options: Unpack[PodOptionArgs]) -> PodOptions:
-    """Validate the pod options (missing or None means not set)."""
+def check_pod_options(
+    report: ValidationReport,
+    *,
+    volumes: Sequence[Volume | Mapping[str, JsonValue]] | None = None,
+    volume_mounts: Sequence[VolumeMount | Mapping[str, JsonValue]] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None = None,
+    affinity: Affinity | Mapping[str, JsonValue] | None = None,
+    service_account: str | None = None,
+    image_pull_secrets: Sequence[str] | None = None,
+) -> PodOptions:
+    """Validate the pod options (None means not set)."""
     from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
 
-    checked_volumes = _listed(report, "volumes", options.get("volumes"), Volume)
-    mounts = _listed(report, "volume_mounts", options.get("volume_mounts"), VolumeMount)
+    checked_volumes = _listed(report, "volumes", volumes, Volume)
+    mounts = _listed(report, "volume_mounts", volume_mounts, VolumeMount)
     names = {v.name for v in checked_volumes}
     for i, mount in enumerate(mounts):
         if checked_volumes and mount.name not in names:
@@ -128,18 +128,16 @@ def check_pod_options(report: ValidationReport, **options: Unpack[PodOptionArgs]
                 "no volume of that name",
                 "the name of one of volumes: " + ", ".join(sorted(names)),
             )
-    checked_tolerations = _listed(report, "tolerations", options.get("tolerations"), Toleration)
-    node_selector = options.get("node_selector") or {}
+    checked_tolerations = _listed(report, "tolerations", tolerations, Toleration)
+    node_selector = node_selector or {}
     if node_selector:
         check_labels(report, "node_selector", node_selector)
-    affinity = options.get("affinity")
     checked_affinity = (
         _check_one(report, "affinity", affinity, Affinity) if affinity is not None else None
     )
-    service_account = options.get("service_account")
     if service_account is not None:
         check_dns1123_subdomain(report, "service_account", service_account)
-    secrets = options.get("image_pull_secrets") or []
+    secrets = image_pull_secrets or []
     if not isinstance(secrets, list | tuple):
         report.add("image_pull_secrets", secrets, "expected a list", "a list of Secret names")
         secrets = []

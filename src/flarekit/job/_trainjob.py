@@ -14,7 +14,7 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from flarekit._objects import labels_of
 from flarekit._products import JOBSET_LABEL, QUEUE_LABEL, REPLICATED_JOB_LABEL
@@ -32,14 +32,7 @@ from flarekit._validation import (
 from flarekit.job._job import KubeJob, NoPodYet
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 from flarekit.job._packaging import PackagingError, function_command, function_script
-from flarekit.job._podopts import (
-    POD_OPTIONS,
-    PodField,
-    PodOptionArgs,
-    PodOptions,
-    check_pod_options,
-    render,
-)
+from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
 from flarekit.job._resources import check_resources_per_node
 from flarekit.job._runtimes import Runtime, RuntimeKind
 from flarekit.job._shipping import check_files, check_packages, shipped_command
@@ -49,6 +42,7 @@ if TYPE_CHECKING:
     from flarekit.client._client import Client
     from flarekit.client._pods import PodInfo
     from flarekit_models._base import KubeResource
+    from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
     from flarekit_models.trainer.v1alpha1 import Trainer
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
@@ -92,23 +86,6 @@ def check_env(report: ValidationReport, field: str, value: object) -> dict[str, 
                 where, item, f"expected a string, got {type(item).__name__}", f"{str(item)!r}"
             )
     return {str(k): str(v) for k, v in value.items()}
-
-
-def _refuse_unknown_keywords(pod_options: Mapping[str, object]) -> None:
-    """Refuse a keyword `TrainJob` does not have, as Python would: the pod options arrive as
-    `**pod_options`, which takes any keyword (a misspelt parameter too) at run time."""
-    for name in pod_options:
-        if name not in POD_OPTIONS:
-            import difflib
-            import inspect
-
-            named = inspect.signature(TrainJob.__init__).parameters
-            known = [n for n in named if n not in ("self", "pod_options")] + list(POD_OPTIONS)
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f". Did you mean {close[0]!r}?" if close else ""
-            raise TypeError(
-                f"TrainJob.__init__() got an unexpected keyword argument {name!r}{hint}"
-            )
 
 
 def trainjob_status(obj: TrainJobModel | Mapping[str, JsonValue]) -> JobStatus:
@@ -192,6 +169,13 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         num_proc_per_node: int | None = None,
         resources_per_node: Mapping[str, int | float | str] | None = None,
         env: Mapping[str, str] | None = None,
+        volumes: Sequence[Volume | Mapping[str, JsonValue]] | None = None,
+        volume_mounts: Sequence[VolumeMount | Mapping[str, JsonValue]] | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None = None,
+        affinity: Affinity | Mapping[str, JsonValue] | None = None,
+        service_account: str | None = None,
+        image_pull_secrets: Sequence[str] | None = None,
         labels: Mapping[str, str] | None = None,
         annotations: Mapping[str, str] | None = None,
         local_queue: str | None = None,
@@ -200,9 +184,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         suspend: bool = False,
         active_deadline_seconds: int | None = None,
         client: Client | None = None,
-        **pod_options: Unpack[PodOptionArgs],
     ) -> None:
-        _refuse_unknown_keywords(pod_options)
         self.name = name
         self.namespace = namespace
         self.runtime = runtime
@@ -263,7 +245,16 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             report, "resources_per_node", resources_per_node
         )
         self.env = check_env(report, "env", env)
-        self.pod: PodOptions = check_pod_options(report, **pod_options)
+        self.pod: PodOptions = check_pod_options(
+            report,
+            volumes=volumes,
+            volume_mounts=volume_mounts,
+            node_selector=node_selector,
+            tolerations=tolerations,
+            affinity=affinity,
+            service_account=service_account,
+            image_pull_secrets=image_pull_secrets,
+        )
         self.labels = dict(labels or {})
         self.annotations = dict(annotations or {})
         if labels is not None:

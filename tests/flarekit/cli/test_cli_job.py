@@ -61,7 +61,7 @@ def test_trainjob_from_a_file(fake: FakeCluster, namespace: str, tmp_path: Path)
     spec = tmp_path / "job.yaml"
     spec.write_text(
         "kind: TrainJob\nname: filed\nimage: example.com/train:2\nnum_nodes: 1\n"
-        "command: [python, run.py]\nlabels: {team: ml}\nnode_selector: {pool: gpu}\n"
+        "command: [python, run.py]\nlabels: {team: ml}\n"
     )
     submitted = flarekit(fake, "job", "submit", "-f", str(spec), namespace=namespace)
     assert submitted.code == 0, submitted
@@ -70,8 +70,6 @@ def test_trainjob_from_a_file(fake: FakeCluster, namespace: str, tmp_path: Path)
     assert stored["spec"]["trainer"]["image"] == "example.com/train:2"
     assert stored["spec"]["trainer"]["command"] == ["python", "run.py"]
     assert stored["metadata"]["labels"]["team"] == "ml"
-    # a pod option, written in the pod field of the cluster's Trainer
-    assert '"nodeSelector": {"pool": "gpu"}' in json.dumps(stored["spec"])
     assert flarekit(fake, "job", "delete", "filed", namespace=namespace).code == 0
 
 

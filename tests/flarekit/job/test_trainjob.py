@@ -86,21 +86,6 @@ def test_bad_input_is_refused_before_any_request(v23: FakeCluster) -> None:
     assert len(v23.requests) == before
 
 
-def test_an_unknown_keyword_is_refused_as_python_would() -> None:
-    """The pod options are keywords forwarded to one checker: a misspelt parameter is still
-    a TypeError, named, with the parameter meant."""
-    with pytest.raises(
-        TypeError, match=r"unexpected keyword argument 'volume'\. Did you mean 'volumes'"
-    ):
-        TrainJob("typo", volume=[{"name": "data", "emptyDir": {}}])  # type: ignore[call-arg]
-    with pytest.raises(
-        TypeError, match=r"unexpected keyword argument 'num_node'\. Did you mean 'num_nodes'"
-    ):
-        TrainJob("typo", num_node=2)  # type: ignore[call-arg]
-    job = TrainJob("fine", node_selector={"pool": "gpu"}, service_account="trainer")
-    assert job.pod.used() == ["node_selector", "service_account"]
-
-
 def test_submit_wait_status_and_delete_on_trainer_2_3(v23: FakeCluster) -> None:
     client = client_for(v23)
     job = TrainJob(
