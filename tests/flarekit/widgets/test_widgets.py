@@ -17,6 +17,7 @@ from flarekit._progress import NotebookProgress, open_progress
 from flarekit._wait import wait_until
 from flarekit.testing import FakeCluster
 from flarekit.widgets import ClusterButtons, ClusterTable, JobTable, view_clusters, view_jobs
+from wait_support import wait_until as wait_for
 
 
 def table_rows(page: str) -> list[list[str]]:
@@ -137,15 +138,27 @@ def test_job_table_stops_and_resumes_a_job(client: Client, namespace: str) -> No
     table.stop_button.click()
     assert "RayJob" in table.message.value and "Running" not in table.message.value
     # The operator suspends the job after the click: refresh once it has.
-    deadline = time.monotonic() + 30
-    while job.status().state.value == "Running":
-        assert time.monotonic() < deadline, "the stopped job kept running"
-        time.sleep(0.05)
-    table.refresh()
-    stopped = table_rows(table.table.value)[0][2]
-    assert stopped == job.status().state.value != "Running"
+    wait_for(lambda: job.status().state.value != "Running", "the stopped job stopped")
+    stopped = _row_and_status_agreeing(table, job)
+    assert stopped != "Running"
     table.resume_button.click()
-    assert table_rows(table.table.value)[0][2] == job.status().state.value
+    assert "RayJob" in table.message.value
+    wait_for(lambda: job.status().state.value != stopped, "the resumed job left " + stopped)
+    assert _row_and_status_agreeing(table, job) != stopped
+
+
+def _row_and_status_agreeing(table: JobTable, job: RayJob) -> str:
+    """The job's state in the refreshed table, from a refresh during which the operator did not
+    change it (it moves the job on in the background, so a refresh it raced is repeated)."""
+    for _ in range(50):
+        before = job.status().state.value
+        table.refresh()
+        shown = table_rows(table.table.value)[0][2]
+        if job.status().state.value == before:
+            assert shown == before
+            return shown
+        time.sleep(0.02)
+    raise AssertionError("the job's state changed during every one of 50 refreshes")
 
 
 def test_job_table_without_jobs(client: Client, namespace: str) -> None:
