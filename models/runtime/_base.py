@@ -53,6 +53,7 @@ from ._json import (
     deepest,
     dumps,
     loads,
+    numbers_in_range,
     render_path,
 )
 
@@ -88,6 +89,8 @@ def _unknown_field(value: Any) -> Any:
     state = _PASS.get()
     if state is not None:
         state.extras = True
+        if state.text_checked:
+            return value  # parsed from text holding no number check_json refuses
     check_json(value)
     return value
 
@@ -187,6 +190,8 @@ class KubeModel(BaseModel):
     ) -> Self:
         """Like :meth:`model_validate`, from JSON text (of any depth the API server takes)."""
         state, token = _begin()
+        if state is not None:
+            state.text_checked = numbers_in_range(json_data)
         options: dict[str, Any] = {"strict": strict, "context": context, "by_alias": by_alias}
         options["by_name"] = False if by_name is None else by_name
         try:
@@ -235,8 +240,10 @@ class KubeModel(BaseModel):
 
 # --------------------------------------------------------------------------- one validation
 def _begin() -> tuple[ValidationPass | None, Any]:
-    """Start noting what the validators see, unless an outer call already does."""
-    if _PASS.get() is not None:
+    """Start noting what the validators see, unless an outer call already does. A pass over
+    checked text is not shared: what a nested call reads did not come from that text."""
+    outer = _PASS.get()
+    if outer is not None and not outer.text_checked:
         return None, None
     state = ValidationPass()
     return state, _PASS.set(state)

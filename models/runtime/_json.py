@@ -28,11 +28,13 @@ __all__ = [
     "JsonDepthError",
     "ValidationPass",
     "check_json",
+    "check_parsed",
     "copy_json",
     "current_pass",
     "deepest",
     "dumps",
     "loads",
+    "numbers_in_range",
 ]
 
 #: The deepest nesting of objects and arrays the API server decodes (the whole object counts:
@@ -102,12 +104,15 @@ class ValidationPass:
     the whole object: deep free-form values, and unknown keys. (A plain class: a dataclass
     would be built while the module is imported, by every model import.)"""
 
-    __slots__ = ("deep", "extras", "notes")
+    __slots__ = ("deep", "extras", "notes", "text_checked")
 
     def __init__(self, deep: bool = False, extras: bool = False) -> None:
         self.deep = deep
         self.extras = extras
         self.notes: list[Any] = []
+        #: The pass reads JSON text that ``numbers_in_range`` found holds no number
+        #: ``check_json`` could refuse (see ``check_parsed``).
+        self.text_checked = False
 
 
 _PASS: contextvars.ContextVar[ValidationPass | None] = contextvars.ContextVar(
@@ -188,6 +193,79 @@ def check_json(value: Any) -> int:
         if state is not None:
             state.deep = True
     return deepest_seen
+
+
+def check_parsed(value: Any) -> None:
+    """:func:`check_json` for a free-form value of the object being validated, skipped when
+    the value was parsed from JSON text already known to pass it.
+
+    Why: walking every free-form value in Python (``metadata.managedFields`` is one in every
+    object a server returns) cost about a third of reading a list of objects. For a value
+    pydantic parsed from text, the walk can only refuse a number: keys are strings in JSON,
+    and pydantic's parser stops at 201 levels, below :data:`SHALLOW` for any field. Text in
+    which :func:`numbers_in_range` finds no such number needs no walk.
+    """
+    state = _PASS.get()
+    if state is None or not state.text_checked:
+        check_json(value)
+
+
+#: JSON text mapped to the shape of its numbers: digits to ``0``, exponent letters to ``e``,
+#: signs to ``+`` (other bytes stay as they are).
+_NUMBER_SHAPES = bytes.maketrans(b"0123456789eE+-", b"0000000000ee++")
+#: Shapes of a number ``check_json`` might refuse: 19 digits in a row (an integer beyond
+#: int64 has at least as many; a float needs more than 18 before its point or a three-digit
+#: exponent to overflow), or a three-digit exponent.
+_RISKY_SHAPES = (b"0" * 19, b"e000", b"e+000")
+#: Literals pydantic's parser reads as non-finite numbers (``-Infinity`` includes one).
+_RISKY_LITERALS = (b"NaN", b"Infinity")
+#: Bytes a number or one of those literals is made of, and the bytes that may surround a
+#: value outside a string (a value is preceded by ``:``, ``[``, ``,`` or space and followed by
+#: ``,``, ``]``, ``}`` or space).
+_TOKEN_BYTES = frozenset(b"0123456789.eE+-NaInfity")
+_AROUND_A_VALUE = frozenset(b":,[]{} \t\n\r")
+
+
+def numbers_in_range(text: str | bytes | bytearray) -> bool:
+    """Whether every number in the JSON ``text`` is finite and within int64, judged from the
+    text alone with a few C-speed scans.
+
+    A number is risky if it is ``NaN`` or ``Infinity`` (pydantic's parser reads both), has
+    19 digits in a row or a three-digit exponent. Each place where such a shape appears is
+    looked at: it can be a value only if the run of number characters around it stands
+    between the bytes that surround values; inside a string (a uid such as ``"5e952d"``) it
+    is not one. Conservative: a string holding ``" 1e400,"`` makes the answer False, which
+    only means the values get walked.
+    """
+    if isinstance(text, str):
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            return False
+    else:
+        data = bytes(text)
+    shapes = data.translate(_NUMBER_SHAPES)
+    for haystack, needles in ((data, _RISKY_LITERALS), (shapes, _RISKY_SHAPES)):
+        for needle in needles:
+            at = haystack.find(needle)
+            while at != -1:
+                end = _value_end(data, at, at + len(needle))
+                if end is None:
+                    return False
+                at = haystack.find(needle, end)
+    return True
+
+
+def _value_end(data: bytes, start: int, end: int) -> int | None:
+    """None when the number characters around ``data[start:end]`` can be a value; else
+    where they end (the search goes on from there, so no byte is looked at twice)."""
+    while start > 0 and data[start - 1] in _TOKEN_BYTES:
+        start -= 1
+    while end < len(data) and data[end] in _TOKEN_BYTES:
+        end += 1
+    before = start == 0 or data[start - 1] in _AROUND_A_VALUE
+    after = end == len(data) or data[end] in _AROUND_A_VALUE
+    return None if before and after else end
 
 
 def _path_of(entry: Any) -> Path:

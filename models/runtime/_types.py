@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, PlainValidator
 from pydantic_core import PydanticCustomError
 
-from ._json import check_json
+from ._json import check_parsed
 
 __all__ = [
     "QUANTITY_PATTERN",
@@ -252,14 +252,14 @@ def one_of(*choices: object) -> PlainValidator:
 
 # --------------------------------------------------------------------------- free-form JSON
 def _json_value(value: object) -> Any:
-    check_json(value)
+    check_parsed(value)
     return value
 
 
 def _json_object(value: object) -> dict[str, Any]:
     if type(value) is not dict:
         raise PydanticCustomError("dict_type", "Input should be a valid dictionary")
-    check_json(value)
+    check_parsed(value)
     return value
 
 

@@ -4,11 +4,20 @@
 
 from __future__ import annotations
 
+import gc
+import json
+import threading
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
 import pytest
 from client_support import cluster, fc, raycluster_body  # noqa: F401
+from pydantic import AfterValidator, Field, ValidationError
 
 from flarekit import ALL_NAMESPACES, Client, Gone
+from flarekit.client._codec import ResourceList, decode_page
 from flarekit.testing import FakeCluster
+from flarekit_models._base import KubeResource
 from flarekit_models.ray.v1 import RayCluster
 from kube_support import new_namespace
 
@@ -98,3 +107,93 @@ def test_an_expired_continue_token_is_gone(cluster: FakeCluster, client: Client,
 def test_page_size_must_be_positive(client: Client) -> None:
     with pytest.raises(ValueError, match="page_size"):
         client.list(RayCluster, page_size=0)
+
+
+# --------------------------------------------------------------------------- decoding a page
+def _page(*items: dict[str, Any]) -> bytes:
+    return json.dumps({"metadata": {"resourceVersion": "7"}, "items": list(items)}).encode()
+
+
+def test_a_listed_object_is_read_as_one_object_alone_is() -> None:
+    # An unknown key spelt like an attribute stays an unknown key (a newer server's field is
+    # not mistaken for a known one), as `Client.get` reads it.
+    body = raycluster_body("rc")
+    body["spec"]["headGroupSpec"]["enable_ingress"] = True
+    page = decode_page(ResourceList[RayCluster], _page(raycluster_body("first"), body))
+    assert page.items is not None and page.metadata.resource_version == "7"
+    listed = page.items[1]
+    assert listed.spec is not None and listed.spec.head_group_spec.enable_ingress is None
+    assert listed.to_dict() == RayCluster.model_validate_json(json.dumps(body)).to_dict() == body
+
+
+@pytest.mark.parametrize("number", ["NaN", "1e400", "-Infinity"])
+def test_a_bad_object_in_a_page_is_an_error_at_its_path(number: str) -> None:
+    body = raycluster_body("rc")
+    body["metadata"]["managedFields"] = [{"manager": "m", "fieldsV1": {"f:spec": "NUMBER"}}]
+    text = _page(raycluster_body("first"), body).replace(b'"NUMBER"', number.encode())
+    with pytest.raises(ValidationError) as error:
+        decode_page(ResourceList[RayCluster], text)
+    (only,) = error.value.errors()
+    assert only["loc"] == ("items", 1, "metadata", "managedFields", 0, "fieldsV1", "f:spec")
+
+
+_collector_seen: list[bool] = []
+#: Values whose validation waits: value -> (set once inside, set to go on).
+_holds: dict[int, tuple[threading.Event, threading.Event]] = {}
+
+
+def _note_collector(value: int) -> int:
+    _collector_seen.append(gc.isenabled())
+    if value in _holds:
+        inside, release = _holds[value]
+        inside.set()
+        release.wait(10)
+    return value
+
+
+class _Probe(KubeResource):
+    """A kind whose validation notes whether the cyclic collector was running."""
+
+    api_version: Literal["probe.test/v1"] = Field("probe.test/v1", alias="apiVersion")
+    kind: Literal["Probe"] = "Probe"
+    seen: Annotated[int, AfterValidator(_note_collector)] = 0
+
+
+@pytest.fixture()
+def collector_restored() -> Iterator[None]:
+    enabled = gc.isenabled()
+    yield
+    _collector_seen.clear()
+    _holds.clear()
+    (gc.enable if enabled else gc.disable)()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_while_a_page_is_decoded_and_left_as_found(
+    collector_restored: None, enabled: bool
+) -> None:
+    (gc.enable if enabled else gc.disable)()
+    page = decode_page(ResourceList[_Probe], _page({"seen": 1}, {"seen": 2}))
+    assert page.items is not None and [p.seen for p in page.items] == [1, 2]
+    assert _collector_seen == [False, False]
+    assert gc.isenabled() is enabled
+    with pytest.raises(ValidationError):
+        decode_page(ResourceList[_Probe], _page({"seen": 1}, {"seen": "two"}))
+    assert gc.isenabled() is enabled
+
+
+def test_the_collector_stays_paused_until_the_last_concurrent_decode_ends(
+    collector_restored: None,
+) -> None:
+    gc.enable()
+    inside, release = _holds[99] = (threading.Event(), threading.Event())
+    other = threading.Thread(target=decode_page, args=(ResourceList[_Probe], _page({"seen": 99})))
+    other.start()
+    try:
+        assert inside.wait(10)
+        decode_page(ResourceList[_Probe], _page({"seen": 1}))
+        assert not gc.isenabled()  # the other thread's decode is still under way
+    finally:
+        release.set()
+        other.join(10)
+    assert gc.isenabled()

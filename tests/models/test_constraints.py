@@ -321,3 +321,81 @@ def test_list_map_keys_of_plain_objects_are_compared_as_json() -> None:
         check([{"name": "a"}, {"name": "a"}])
     assert "name='a'" in error.value.message()
     assert check([{"name": 1}, {"name": "1"}, {"name": True}])  # JSON types differ
+
+
+# --------------------------------------------------------------------------- JSON text
+#: Numbers the API server refuses, written as pydantic's parser reads them.
+REFUSED_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e400", "-2E+309", "1" + "0" * 400]
+
+
+@pytest.mark.parametrize("number", REFUSED_NUMBERS)
+def test_json_text_with_a_number_the_server_refuses_is_refused_where_it_is(number: str) -> None:
+    # Free-form values read from text are walked only when the text may hold such a number.
+    fields_v1 = '{"managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {"x": %s}}}]}'
+    text = json.dumps(raycluster()).replace('{"name": "demo"}', fields_v1 % number)
+    model = resource_model("ray.io/v1", "RayCluster")
+    with pytest.raises(ValidationError) as error:
+        model.model_validate_json(text)
+    (only,) = error.value.errors()
+    assert only["loc"] == ("metadata", "managedFields", 0, "fieldsV1", "f:spec", "x")
+    assert only["type"] == "finite_number"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": NaN}',
+        '{"a": [1, -Infinity]}',
+        '{"a": 1e400}',
+        '{"a": 1.5E-308}',
+        '{"a": 12345678901234567890}',
+        '{"a": -1234567890123456789}',
+        "[-Infinity]",
+        "1E+400",
+        '{"a": [0, 1e-400 ]}',
+        '{"a": "looks like a list: 1e400, 2"}',
+    ],
+)
+def test_text_that_may_hold_a_refused_number_is_walked(text: str) -> None:
+    from flarekit_models._json import numbers_in_range
+
+    assert not numbers_in_range(text)
+    assert not numbers_in_range(text.encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"uid": "95c2edfb-952d-4df6-ab15e952", "v": "5e952"}',
+        '{"a": "NaN", "b": "-Infinity", "c": "12345678901234567890"}',
+        '{"note": "1e400 is too big", "token": "x1e400"}',
+    ],
+)
+def test_refused_shapes_inside_strings_need_no_walk(text: str) -> None:
+    from flarekit_models._json import numbers_in_range
+
+    assert numbers_in_range(text) and numbers_in_range(text.encode())
+
+
+@pytest.mark.parametrize(
+    "value", [0, -1, 123456789012345678, -(10**17), 1.5, -2.5e-30, 1e99, 6.02e23, "10:00:00Z"]
+)
+def test_text_whose_numbers_the_server_takes_needs_no_walk(value: object) -> None:
+    from flarekit_models._json import check_json, numbers_in_range
+
+    data = {"metadata": {"name": "rc", "generation": 3}, "x": [value, {"y": value}]}
+    text = json.dumps(data)
+    assert numbers_in_range(text) and numbers_in_range(text.encode())
+    assert check_json(json.loads(text)) == 3  # the walk finds nothing to refuse
+
+
+def test_pydantic_parses_no_deeper_than_free_form_values_are_walked_for() -> None:
+    # Skipping the walk for text relies on this: a free-form value parsed by pydantic is at
+    # most SHALLOW levels deep, so the walk could not have found it deep.
+    from pydantic_core import from_json
+
+    from flarekit_models._json import SHALLOW
+
+    from_json("[" * (SHALLOW + 1) + "]" * (SHALLOW + 1))
+    with pytest.raises(ValueError, match="recursion limit"):
+        from_json("[" * (SHALLOW + 2) + "]" * (SHALLOW + 2))

@@ -20,7 +20,7 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from flarekit._json import JsonObject, JsonValue
-from flarekit_models._base import KubeResource
+from flarekit_models._base import KubeModel, KubeResource
 
 __all__ = [
     "ResourceList",
@@ -35,18 +35,24 @@ __all__ = [
 R = TypeVar("R", bound=KubeResource)
 
 
-class ListMeta(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
+class Envelope(KubeModel):
+    """What carries objects in an answer (a list page, a watch line), read through the
+    models' own JSON entry point (`KubeModel.model_validate_json`), so that its objects are
+    read exactly as one object alone is: JSON names only (an unknown key spelt like an
+    attribute stays an unknown key), free-form values checked, any depth the server takes,
+    errors located inside the object. Its own unknown fields are not kept."""
 
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+
+class ListMeta(Envelope):
     resource_version: str = Field("", alias="resourceVersion")
     continue_: str = Field("", alias="continue")
     remaining_item_count: int | None = Field(None, alias="remainingItemCount")
 
 
-class ResourceList(BaseModel, Generic[R]):
+class ResourceList(Envelope, Generic[R]):
     """`<Kind>List`: one page of a list response."""
-
-    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     metadata: ListMeta = Field(default_factory=lambda: ListMeta())
     items: list[R] | None = None
@@ -83,10 +89,8 @@ class StatusBody(BaseModel):
     details: StatusDetails | None = None
 
 
-class WatchLine(BaseModel, Generic[R]):
+class WatchLine(Envelope, Generic[R]):
     """One line of a watch stream: `{"type": ..., "object": ...}`."""
-
-    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     type: str
     object: R | StatusBody
