@@ -13,7 +13,7 @@ the target cannot express rather than dropping it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -269,6 +269,6 @@ def move_pod_field(obj: Mapping[str, JsonValue], target: PodField) -> dict[str, 
             )
         source = used[0]
         entries = spec.pop(source)
-        listed = list(entries) if isinstance(entries, Sequence) else []
+        listed = entries if isinstance(entries, list) else []
         spec[target] = _render(_groups(listed, source), target)
     return job.to_dict()

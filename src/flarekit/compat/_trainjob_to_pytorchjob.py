@@ -131,7 +131,8 @@ def _pod_template(
     runtime patch this package writes."""
     if len(patches) > 1:
         ctx.refuse("spec.runtimePatches[1]", "only one runtime patch converts")
-    out = PodTemplateSpec(spec=PodSpec(containers=[container]))
+    pod_out = PodSpec(containers=[container])
+    out = PodTemplateSpec(spec=pod_out)
     for patch in patches:
         where = "spec.runtimePatches[0]"
         if patch.manager != PATCH_MANAGER:
@@ -176,7 +177,6 @@ def _pod_template(
                     f"{pwhere}.spec.initContainers",
                     "patches the runtime's init containers, which a PyTorchJob does not have",
                 )
-            assert out.spec is not None
             for cindex, item in enumerate(pod_spec.containers or []):
                 if item.name != CONTAINER:
                     cwhere = f"{pwhere}.spec.containers[{cindex}].name"
@@ -190,8 +190,8 @@ def _pod_template(
                 carry(
                     container, unhandled(item, {"name", "env", "securityContext", "volumeMounts"})
                 )
-            copy_pod_settings(pod_spec, out.spec)
-            carry(out.spec, unhandled(pod_spec, _POD_SPEC | {"initContainers"}))
+            copy_pod_settings(pod_spec, pod_out)
+            carry(pod_out, unhandled(pod_spec, _POD_SPEC | {"initContainers"}))
     return out
 
 
