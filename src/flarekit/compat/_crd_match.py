@@ -62,21 +62,10 @@ def crd_model(crd: CrdLike) -> CustomResourceDefinition:
     return CustomResourceDefinition.model_validate(crd)
 
 
-def _strip(node: JsonValue) -> JsonValue:
-    """A schema without its descriptions (a property *named* description is kept)."""
-    if isinstance(node, Mapping):
-        return {
-            k: _strip(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))
-        }
-    if isinstance(node, list):
-        return [_strip(v) for v in node]
-    return node
-
-
 def _identity(version: CrdVersion) -> JsonValue:
     data = version.model_dump(mode="json", by_alias=True, exclude_unset=True, include=_IDENTITY)
     data.setdefault("deprecated", False)
-    return _strip(data)
+    return data
 
 
 def normalised(crd: CrdLike) -> JsonObject:
@@ -181,10 +170,9 @@ def served_crd(body: bytes) -> ServedCrd:
     """
 
     def compute() -> ServedCrd:
-        crd = json.loads(body)
-        if not isinstance(crd, dict):
+        if not body.lstrip().startswith(b"{"):
             raise ValueError("a CustomResourceDefinition is a JSON object")
-        return analyse(CustomResourceDefinition.model_validate(crd))
+        return analyse(CustomResourceDefinition.model_validate_json(body))
 
     return _SERVED.get(hashlib.sha256(body).hexdigest(), compute)
 

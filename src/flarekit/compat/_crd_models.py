@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from flarekit.compat._json_field import JsonField
 from flarekit_models._base import KubeModel
 
 __all__ = [
@@ -30,10 +31,24 @@ __all__ = [
 ]
 
 
-class SchemaProps(KubeModel):
-    """One node of an OpenAPI v3 schema (``JSONSchemaProps``): the keys that name fields
-    (``properties``, ``items``, ``additionalProperties``); the rest is kept as is."""
+class _Schema(BaseModel):
+    """A base that keeps unknown keys as given, without the checks the models run on objects
+    sent to a server: a CRD's schema is read (up to megabytes, once per distinct content),
+    never written."""
 
+    model_config = ConfigDict(
+        extra="allow", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+
+class SchemaProps(_Schema):
+    """One node of an OpenAPI v3 schema (``JSONSchemaProps``): the keys that name fields
+    (``properties``, ``items``, ``additionalProperties``); the rest is kept as is, but for
+    the ``description``, which is read and never dumped: release wording changes it where
+    nothing else changes, so the schema that identifies a release is dumped without it (a
+    structural schema has descriptions only in such nodes)."""
+
+    description: JsonField = Field(None, exclude=True)
     properties: dict[str, SchemaProps] = Field(default_factory=dict)
     items: SchemaProps | list[SchemaProps] | None = None
     additional_properties: SchemaProps | bool | None = Field(None, alias="additionalProperties")
@@ -51,13 +66,13 @@ class SchemaProps(KubeModel):
             yield from self.additional_properties.field_paths(f"{path}{{}}")
 
 
-class CrdValidation(KubeModel):
+class CrdValidation(_Schema):
     """A version's ``schema``."""
 
     open_api_v3_schema: SchemaProps | None = Field(None, alias="openAPIV3Schema")
 
 
-class CrdVersion(KubeModel):
+class CrdVersion(_Schema):
     """One version of a CRD: its flags and its schema."""
 
     name: str = ""
@@ -68,24 +83,24 @@ class CrdVersion(KubeModel):
     schema_: CrdValidation | None = Field(None, alias="schema")
 
 
-class CrdNames(KubeModel):
+class CrdNames(_Schema):
     kind: str = ""
 
 
-class CrdSpec(KubeModel):
+class CrdSpec(_Schema):
     group: str = ""
     names: CrdNames = Field(default_factory=CrdNames)
     scope: str | None = None
     versions: list[CrdVersion] = Field(default_factory=list)
 
 
-class ObjectName(KubeModel):
+class ObjectName(_Schema):
     """The part of ``metadata`` negotiation reads."""
 
     name: str = ""
 
 
-class CustomResourceDefinition(KubeModel):
+class CustomResourceDefinition(_Schema):
     metadata: ObjectName = Field(default_factory=ObjectName)
     spec: CrdSpec = Field(default_factory=CrdSpec)
 
