@@ -114,11 +114,7 @@ def build(data: dict[str, object], ctx: Context, model: type[M]) -> M:
     """Validate converted JSON into the target model; a rejected value names its path."""
     data["apiVersion"] = ctx.target.api_version
     data["kind"] = ctx.target.kind
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        ctx.refuse(render(first["loc"]), f"{first['msg']} (value {first['input']!r})")
+    return made(lambda: model.model_validate(data), "", ctx)
 
 
 def carry(part: P, unknown: Mapping[str, JsonValue]) -> P:
