@@ -170,8 +170,8 @@ def pod_resources(pod_template: JsonValue, which: Which) -> dict[str, int | str]
     found: dict[str, list[int | str]] = {}
     for container in template.spec.containers:
         resources = container.resources
-        values = resources.requests if which == "requests" else resources.limits
-        for name, value in values.items():
+        written = resources.requests if which == "requests" else resources.limits
+        for name, value in written.items():
             found.setdefault(name, []).append(value)
     out: dict[str, int | str] = {}
     for name, values in found.items():
