@@ -27,17 +27,31 @@ are carried where their parent exists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import copy
+from collections.abc import Collection, Mapping
+from functools import partial
+from typing import TypeVar
 
-from flarekit.compat._engine import Context, build, load
-from flarekit.compat._pod_templates import at_path, inferred_pod_sets, pod_resources, same_quantity
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit._json import JsonValue
+from flarekit.compat._engine import Context, carry, load_model, made, unhandled
+from flarekit.compat._head import head_of
+from flarekit.compat._pod_templates import (
+    Which,
+    at_path,
+    inferred_pod_sets,
+    pod_resources,
+    same_quantity,
+)
+from flarekit_models._base import KubeModel
+from flarekit_models.appwrapper import v1beta1 as mcad
+from flarekit_models.appwrapper import v1beta2
 
 __all__ = ["MCAD", "V1BETA2", "appwrapper_v1beta1_to_v1beta2", "appwrapper_v1beta2_to_v1beta1"]
 
 MCAD = ("workload.codeflare.dev/v1beta1", "AppWrapper")
 V1BETA2 = ("workload.codeflare.dev/v1beta2", "AppWrapper")
+_WHICH: tuple[Which, ...] = ("requests", "limits")
+T = TypeVar("T", mcad.AppWrapper, v1beta2.AppWrapper)
 
 _KUEUE = "AppWrapper v1beta2 is queued by Kueue"
 _WHY_V1BETA1 = {
@@ -57,73 +71,89 @@ _WHY_V1BETA1 = {
 }
 
 
-def _refuse_status(data: Mapping[str, Any], ctx: Context) -> None:
-    if data.get("status"):
+def _refuse_status(status: KubeModel | None, ctx: Context) -> None:
+    if status is not None and status.to_dict():
         ctx.refuse("status", "the two versions report progress differently; convert without status")
 
 
 def _unknown_or_refuse(
-    left: Mapping[str, Any], where: str, schema_prefix: str, ctx: Context
-) -> dict[str, Any]:
-    """The unknown extras of `left` (carried); a declared field is refused."""
-    out: dict[str, Any] = {}
-    for key, value in left.items():
+    part: KubeModel, handled: Collection[str], where: str, schema_prefix: str, ctx: Context
+) -> dict[str, JsonValue]:
+    """The fields of `part` (by JSON name) the conversion does not handle itself: unknown
+    extras are carried, a field the source version declares is refused."""
+    out: dict[str, JsonValue] = {}
+    for key, value in part.to_dict().items():
+        if key in handled:
+            continue
         if ctx.source.has(f"{schema_prefix}{key}"):
-            why = _WHY_V1BETA1.get(f"{where}.{key}") or _WHY_V1BETA1.get(key)
-            ctx.refuse(f"{where}.{key}", why or f"{ctx.target.name} has no counterpart")
+            path = f"{where}.{key}"
+            why = _WHY_V1BETA1.get(path) or _WHY_V1BETA1.get(key)
+            ctx.refuse(path, why or f"{ctx.target.name} has no counterpart")
         out[key] = value
     return out
+
+
+def _finish(target: T, source: mcad.AppWrapper | v1beta2.AppWrapper) -> T:
+    """`target` with the source's metadata and unknown top-level fields (copies)."""
+    if source.metadata is not None:
+        target.metadata = source.metadata.model_copy(deep=True)
+    return carry(target, copy.deepcopy(source.model_extra or {}))
+
+
+def _kind_of(template: Mapping[str, JsonValue]) -> str:
+    head = head_of(template)
+    return f"{head.api_version} {head.kind}"
 
 
 # -- v1beta1 -> v1beta2 -------------------------------------------------------------------------
 
 
-def appwrapper_v1beta1_to_v1beta2(obj: KubeModel | Mapping[str, Any]) -> KubeResource:
+def appwrapper_v1beta1_to_v1beta2(obj: KubeModel | Mapping[str, JsonValue]) -> v1beta2.AppWrapper:
     """An MCAD AppWrapper as an AppWrapper v1beta2."""
     ctx = Context.of(MCAD, V1BETA2)
-    data = load(obj, ctx)
-    _refuse_status(data, ctx)
-    data.pop("status", None)
-    spec = dict(data.pop("spec", None) or {})
-    resources = dict(spec.pop("resources", None) or {})
-    items = resources.pop("GenericItems", None) or []
-    if resources.get("Items"):
-        ctx.refuse("spec.resources.Items", _WHY_V1BETA1["spec.resources.Items"])
-    resources.pop("Items", None)
-    extra = _unknown_or_refuse(resources, "spec.resources", "spec.resources.", ctx)
-    if extra:
-        ctx.refuse(f"spec.resources.{sorted(extra)[0]}", "v1beta2 has no spec.resources")
-    out_spec = _unknown_or_refuse(spec, "spec", "spec.", ctx)
-    out_spec["components"] = [_component(item, i, ctx) for i, item in enumerate(items)]
-    return build({**data, "spec": out_spec}, ctx)
+    source = load_model(obj, mcad.AppWrapper, ctx)
+    _refuse_status(source.status, ctx)
+    resources = source.spec.resources
+    left = _unknown_or_refuse(resources, {"GenericItems"}, "spec.resources", "spec.resources.", ctx)
+    for key, value in sorted(left.items()):
+        if key == "Items" and not value:
+            continue  # MCAD's deprecated list, empty: nothing to carry
+        path = f"spec.resources.{key}"
+        ctx.refuse(path, _WHY_V1BETA1.get(path) or "v1beta2 has no spec.resources")
+    extra = _unknown_or_refuse(source.spec, {"resources"}, "spec", "spec.", ctx)
+    components = [_component(item, i, ctx) for i, item in enumerate(resources.generic_items or [])]
+    spec = made(lambda: v1beta2.AppWrapperSpec(components=components), "spec", ctx)
+    return _finish(v1beta2.AppWrapper(spec=carry(spec, extra)), source)
 
 
-def _component(item: Mapping[str, Any], index: int, ctx: Context) -> dict[str, Any]:
+def _component(item: mcad.GenericItem, index: int, ctx: Context) -> v1beta2.Component:
     where = f"spec.resources.GenericItems[{index}]"
-    item = dict(item)
-    replicas = item.pop("replicas", 1)
+    replicas = 1 if item.replicas is None else item.replicas
     if replicas != 1:
         ctx.refuse(
             f"{where}.replicas",
             f"is {replicas!r}; a v1beta2 component is one copy of its object (only 1 converts)",
         )
-    template = item.pop("generictemplate", None)
-    if not isinstance(template, Mapping):
+    template = item.generictemplate
+    if template is None:
         ctx.refuse(f"{where}.generictemplate", "required: the object to wrap")
-    custom = item.pop("custompodresources", None) or []
-    component = _unknown_or_refuse(item, where, "spec.resources.GenericItems[].", ctx)
-    component["template"] = dict(template)
-    if custom:
-        component["podSets"] = _pod_sets(component, custom, where, ctx)
+    handled = {"replicas", "generictemplate", "custompodresources"}
+    extra = _unknown_or_refuse(item, handled, where, "spec.resources.GenericItems[].", ctx)
+    wrapped = dict(template)
+    component = carry(made(lambda: v1beta2.Component(template=wrapped), where, ctx), extra)
+    if item.custompodresources:
+        component.pod_sets = _pod_sets(template, item.custompodresources, where, ctx)
     return component
 
 
 def _pod_sets(
-    component: Mapping[str, Any], custom: list[Any], where: str, ctx: Context
-) -> list[dict[str, Any]]:
-    template = component["template"]
+    template: Mapping[str, JsonValue],
+    custom: list[mcad.Custompodresource],
+    where: str,
+    ctx: Context,
+) -> list[v1beta2.PodSet]:
     inferred = inferred_pod_sets(template)
-    kind = f"{template.get('apiVersion')} {template.get('kind')}"
+    kind = _kind_of(template)
     if inferred is None:
         ctx.refuse(
             f"{where}.custompodresources",
@@ -137,13 +167,13 @@ def _pod_sets(
             f"lists {len(custom)} pod sets; this {kind} has {len(inferred)} pod templates "
             f"({paths})",
         )
+    component: dict[str, JsonValue] = {"template": dict(template)}
     out = []
     for j, (resources, (path, _)) in enumerate(zip(custom, inferred, strict=True)):
         cwhere = f"{where}.custompodresources[{j}]"
-        resources = dict(resources)
         pod = at_path(component, path)
-        for which in ("requests", "limits"):
-            declared = resources.pop(which, None) or {}
+        for which in _WHICH:
+            declared = (resources.requests if which == "requests" else resources.limits) or {}
             actual = pod_resources(pod, which)
             for name in sorted(set(declared) | set(actual)):
                 if name in declared and not same_quantity(declared[name], actual.get(name)):
@@ -153,87 +183,82 @@ def _pod_sets(
                         f"{'requests' if which == 'requests' else 'limits it to'} "
                         f"{actual.get(name, 0)!r}; v1beta2 reads resources from the template",
                     )
-        pod_set: dict[str, Any] = {"path": path}
-        if "replicas" in resources:
-            pod_set["replicas"] = resources.pop("replicas")
-        pod_set.update(
-            _unknown_or_refuse(
-                resources, cwhere, "spec.resources.GenericItems[].custompodresources[].", ctx
-            )
-        )
-        out.append(pod_set)
+        handled = {"requests", "limits", "replicas"}
+        prefix = "spec.resources.GenericItems[].custompodresources[]."
+        extra = _unknown_or_refuse(resources, handled, cwhere, prefix, ctx)
+        replicas = resources.replicas
+        pod_set = made(partial(v1beta2.PodSet, path=path, replicas=replicas), cwhere, ctx)
+        out.append(carry(pod_set, extra))
     return out
 
 
 # -- v1beta2 -> v1beta1 -------------------------------------------------------------------------
 
 
-def appwrapper_v1beta2_to_v1beta1(obj: KubeModel | Mapping[str, Any]) -> KubeResource:
+def appwrapper_v1beta2_to_v1beta1(obj: KubeModel | Mapping[str, JsonValue]) -> mcad.AppWrapper:
     """An AppWrapper v1beta2 as an MCAD AppWrapper (for clusters that run MCAD v1.40)."""
     ctx = Context.of(V1BETA2, MCAD)
-    data = load(obj, ctx)
-    _refuse_status(data, ctx)
-    data.pop("status", None)
-    spec = dict(data.pop("spec", None) or {})
-    components = spec.pop("components", None) or []
-    if spec.get("suspend"):
+    source = load_model(obj, v1beta2.AppWrapper, ctx)
+    _refuse_status(source.status, ctx)
+    spec = source.spec or v1beta2.AppWrapperSpec(components=[])
+    if spec.suspend:
         ctx.refuse("spec.suspend", "an MCAD AppWrapper cannot be suspended (MCAD dispatches it)")
-    spec.pop("suspend", None)
-    if "managedBy" in spec:
+    if spec.managed_by is not None:
         ctx.refuse("spec.managedBy", "MCAD manages every v1beta1 AppWrapper itself")
-    out_spec = _unknown_or_refuse(spec, "spec", "spec.", ctx)
-    items = [_generic_item(c, i, ctx) for i, c in enumerate(components)]
-    out_spec["resources"] = {"GenericItems": items}
-    return build({**data, "spec": out_spec}, ctx)
+    handled = {"components", "suspend", "managedBy"}
+    extra = _unknown_or_refuse(spec, handled, "spec", "spec.", ctx)
+    items = [_generic_item(c, i, ctx) for i, c in enumerate(spec.components)]
+    resources = mcad.AppWrapperResources(generic_items=items)
+    out_spec = carry(mcad.AppWrapperSpec(resources=resources), extra)
+    return _finish(mcad.AppWrapper(spec=out_spec), source)
 
 
-def _generic_item(component: Mapping[str, Any], index: int, ctx: Context) -> dict[str, Any]:
+def _generic_item(component: v1beta2.Component, index: int, ctx: Context) -> mcad.GenericItem:
     where = f"spec.components[{index}]"
-    component = dict(component)
-    template = component.pop("template", None)
-    if not isinstance(template, Mapping):
-        ctx.refuse(f"{where}.template", "required: the object to wrap")
-    for key, why in (
-        ("annotations", "MCAD does not annotate the objects it creates"),
-        ("podSetInfos", "MCAD cannot inject labels, node selectors or tolerations into pods"),
-    ):
-        if component.pop(key, None):
-            ctx.refuse(f"{where}.{key}", why)
-    declared = component.pop("podSets", None)
-    item = _unknown_or_refuse(component, where, "spec.components[].", ctx)
-    out: dict[str, Any] = {"replicas": 1}
-    if declared:
-        out["custompodresources"] = _custom_resources({"template": template}, declared, where, ctx)
-    out["generictemplate"] = dict(template)
-    out.update(item)
-    return out
+    if component.annotations:
+        ctx.refuse(f"{where}.annotations", "MCAD does not annotate the objects it creates")
+    if component.pod_set_infos:
+        ctx.refuse(
+            f"{where}.podSetInfos",
+            "MCAD cannot inject labels, node selectors or tolerations into pods",
+        )
+    handled = {"template", "annotations", "podSetInfos", "podSets"}
+    extra = _unknown_or_refuse(component, handled, where, "spec.components[].", ctx)
+    template = dict(component.template)
+    item = carry(mcad.GenericItem(replicas=1, generictemplate=template), extra)
+    if component.pod_sets:
+        item.custompodresources = _custom_resources(template, component.pod_sets, where, ctx)
+    return item
 
 
 def _custom_resources(
-    component: Mapping[str, Any], declared: list[Any], where: str, ctx: Context
-) -> list[dict[str, Any]]:
+    template: Mapping[str, JsonValue], declared: list[v1beta2.PodSet], where: str, ctx: Context
+) -> list[mcad.Custompodresource]:
     """MCAD's list of pod resources for declared pod sets. MCAD's entries have no path, so
     only the pod sets AppWrapper infers for the kind, in its order, convert (and come back)."""
-    template = component["template"]
     inferred = [path for path, _ in inferred_pod_sets(template) or []]
-    paths = [str(pod_set.get("path", "")) for pod_set in declared]
+    paths = [pod_set.path for pod_set in declared]
     if paths != inferred:
-        kind = f"{template.get('apiVersion')} {template.get('kind')}"
         known = ", ".join(inferred) if inferred else "none known to flarekit"
         ctx.refuse(
             f"{where}.podSets",
-            f"MCAD's custompodresources name no pod template, so only the pod sets of a {kind} "
-            f"in their usual order convert ({known}); these are {', '.join(paths)}",
+            f"MCAD's custompodresources name no pod template, so only the pod sets of a "
+            f"{_kind_of(template)} in their usual order convert ({known}); these are "
+            f"{', '.join(paths)}",
         )
+    component: dict[str, JsonValue] = {"template": dict(template)}
     out = []
     for j, pod_set in enumerate(declared):
-        if pod_set.get("annotations"):
-            ctx.refuse(f"{where}.podSets[{j}].annotations", "MCAD does not annotate the pods")
-        entry: dict[str, Any] = {"replicas": pod_set.get("replicas", 1)}
+        cwhere = f"{where}.podSets[{j}]"
+        if pod_set.annotations:
+            ctx.refuse(f"{cwhere}.annotations", "MCAD does not annotate the pods")
         pod = at_path(component, paths[j])
-        for which in ("limits", "requests"):
-            values = pod_resources(pod, which)
-            if values:
-                entry[which] = values
-        out.append(entry)
+        replicas = 1 if pod_set.replicas is None else pod_set.replicas
+        requests, limits = pod_resources(pod, "requests"), pod_resources(pod, "limits")
+        entry = made(
+            partial(mcad.Custompodresource, replicas=replicas, requests=requests), cwhere, ctx
+        )
+        if limits:
+            entry.limits = limits
+        out.append(carry(entry, unhandled(pod_set, {"path", "replicas", "annotations"})))
     return out

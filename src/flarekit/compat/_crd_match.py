@@ -28,10 +28,12 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Generic, TypeVar
 
+from flarekit._json import JsonObject, JsonValue
+from flarekit.compat._crd_models import CrdSpec, CrdVersion, CustomResourceDefinition
 from flarekit.compat._families import Family, pinned_crds, tag_order
 
 __all__ = [
@@ -47,69 +49,51 @@ __all__ = [
     "served_crd",
 ]
 
-_SCHEMA_KEYS = ("name", "served", "storage", "deprecated", "deprecationWarning", "schema")
-#: What negotiation reads of each version besides its schema.
-_FLAG_KEYS = ("name", "served", "storage", "deprecated", "deprecationWarning")
+#: What identifies a version besides its schema (the schema is ``schema_``).
+_IDENTITY = {"name", "served", "storage", "deprecated", "deprecation_warning", "schema_"}
+
+CrdLike = CustomResourceDefinition | Mapping[str, JsonValue]
 
 
-def _strip(node: Any) -> Any:
-    """A schema without its descriptions (a property *named* description is kept)."""
-    if isinstance(node, dict):
-        return {
-            k: _strip(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))
-        }
-    if isinstance(node, list):
-        return [_strip(v) for v in node]
-    return node
+def crd_model(crd: CrdLike) -> CustomResourceDefinition:
+    """`crd` (a model, or a CRD's JSON) as the model negotiation reads."""
+    if isinstance(crd, CustomResourceDefinition):
+        return crd
+    return CustomResourceDefinition.model_validate(crd)
 
 
-def normalised(crd: Mapping[str, Any]) -> dict[str, Any]:
+def _identity(version: CrdVersion) -> JsonValue:
+    data = version.model_dump(mode="json", by_alias=True, exclude_unset=True, include=_IDENTITY)
+    data.setdefault("deprecated", False)
+    return data
+
+
+def normalised(crd: CrdLike) -> JsonObject:
     """What identifies a CRD's release: its kind, scope and versions (flags and schemas),
     without descriptions or anything the server adds."""
-    spec = crd.get("spec") or {}
-    versions = sorted(
-        ({k: _strip(v.get(k)) for k in _SCHEMA_KEYS if k in v} for v in spec.get("versions") or []),
-        key=lambda v: str(v.get("name")),
-    )
-    for v in versions:
-        v.setdefault("deprecated", False)
-    kind = (spec.get("names") or {}).get("kind")
-    return {"kind": kind, "scope": spec.get("scope"), "versions": versions}
+    spec = crd_model(crd).spec
+    versions = [_identity(v) for v in sorted(spec.versions, key=lambda v: v.name)]
+    return {"kind": spec.names.kind, "scope": spec.scope, "versions": versions}
 
 
-def fingerprint(crd: Mapping[str, Any]) -> str:
+def fingerprint(crd: CrdLike) -> str:
     """A hash of `normalised(crd)`: equal for two CRDs exactly when their releases' schemas
     are equal."""
     text = json.dumps(normalised(crd), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _walk(schema: Any, path: str) -> Iterator[str]:
-    if not isinstance(schema, Mapping):
-        return
-    for name, child in (schema.get("properties") or {}).items():
-        sub = f"{path}.{name}" if path else str(name)
-        yield sub
-        yield from _walk(child, sub)
-    items = schema.get("items")
-    if isinstance(items, Mapping):
-        yield from _walk(items, f"{path}[]")
-    extra = schema.get("additionalProperties")
-    if isinstance(extra, Mapping):
-        yield from _walk(extra, f"{path}{{}}")
-
-
-def crd_paths(crd: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+def crd_paths(crd: CrdLike) -> dict[str, frozenset[str]]:
     """apiVersion -> every field path the CRD's schema declares for that served version
     (``[]`` a list item, ``{}`` a map value, as in the generated field table)."""
-    spec = crd.get("spec") or {}
-    group = spec.get("group", "")
+    spec = crd_model(crd).spec
     out: dict[str, frozenset[str]] = {}
-    for version in spec.get("versions") or []:
-        if not version.get("served"):
+    for version in spec.versions:
+        if not version.served:
             continue
-        schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
-        out[f"{group}/{version.get('name')}"] = frozenset(_walk(schema, ""))
+        schema = version.schema_.open_api_v3_schema if version.schema_ else None
+        paths = schema.field_paths() if schema is not None else ()
+        out[f"{spec.group}/{version.name}"] = frozenset(paths)
     return out
 
 
@@ -119,56 +103,51 @@ def crd_paths(crd: Mapping[str, Any]) -> dict[str, frozenset[str]]:
 @dataclass(frozen=True)
 class ServedCrd:
     """What negotiation needs of one CRD: its name, a `summary` (the CRD without schemas:
-    group, kind and each version's flags, in the CRD's own shape), the `fingerprint` of its
-    schemas and the field `paths` it declares per served apiVersion."""
+    group, kind and each version's flags), the `fingerprint` of its schemas and the field
+    `paths` it declares per served apiVersion."""
 
     name: str
-    summary: Mapping[str, Any]
+    summary: CustomResourceDefinition
     fingerprint: str
     paths: Mapping[str, frozenset[str]]
 
     @property
     def kind(self) -> str:
-        return str(((self.summary.get("spec") or {}).get("names") or {}).get("kind", ""))
+        return self.summary.kind
 
 
-def analyse(crd: Mapping[str, Any]) -> ServedCrd:
+def analyse(crd: CrdLike) -> ServedCrd:
     """The `ServedCrd` of a CRD object (not remembered; see `served_crd`)."""
-    spec = crd.get("spec") or {}
-    versions = [
-        {k: v[k] for k in _FLAG_KEYS if k in v}
-        for v in spec.get("versions") or []
-        if isinstance(v, Mapping)
-    ]
-    name = str((crd.get("metadata") or {}).get("name", ""))
-    summary = {
-        "metadata": {"name": name},
-        "spec": {
-            "group": spec.get("group", ""),
-            "names": {"kind": (spec.get("names") or {}).get("kind", "")},
-            "versions": versions,
-        },
-    }
-    return ServedCrd(name, summary, fingerprint(crd), crd_paths(crd))
+    model = crd_model(crd)
+    spec = model.spec
+    summary = CustomResourceDefinition(
+        metadata=model.metadata,
+        spec=CrdSpec(
+            group=spec.group,
+            names=spec.names,
+            versions=[v.model_copy(update={"schema_": None}) for v in spec.versions],
+        ),
+    )
+    return ServedCrd(model.metadata.name, summary, fingerprint(model), crd_paths(model))
 
 
-_T = TypeVar("_T")
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
 
 
-class _Memo:
+class _Memo(Generic[_K, _V]):
     """A small thread-safe map that forgets its oldest entries beyond `size`."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._items: OrderedDict[_K, _V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Any, compute: Callable[[], _T]) -> _T:
+    def get(self, key: _K, compute: Callable[[], _V]) -> _V:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
-                found: _T = self._items[key]
-                return found
+                return self._items[key]
         value = compute()  # outside the lock: at worst two threads both compute it
         with self._lock:
             self._items[key] = value
@@ -178,9 +157,9 @@ class _Memo:
 
 
 #: Served CRDs by the hash of the bytes the server sent (a few hundred CRDs at most).
-_SERVED = _Memo(512)
+_SERVED: _Memo[str, ServedCrd] = _Memo(512)
 #: Closest-release searches by family and served fingerprints.
-_CLOSEST = _Memo(128)
+_CLOSEST: _Memo[tuple[str, tuple[tuple[str, str], ...]], Match] = _Memo(128)
 
 
 def served_crd(body: bytes) -> ServedCrd:
@@ -191,40 +170,36 @@ def served_crd(body: bytes) -> ServedCrd:
     """
 
     def compute() -> ServedCrd:
-        crd = json.loads(body)
-        if not isinstance(crd, dict):
+        if not body.lstrip().startswith(b"{"):
             raise ValueError("a CustomResourceDefinition is a JSON object")
-        return analyse(crd)
+        return analyse(CustomResourceDefinition.model_validate_json(body))
 
-    found: ServedCrd = _SERVED.get(hashlib.sha256(body).hexdigest(), compute)
-    return found
+    return _SERVED.get(hashlib.sha256(body).hexdigest(), compute)
 
 
 # -- the pinned releases, worked out once -------------------------------------------------------
 
 
-class _Once:
+class _Once(Generic[_K, _V]):
     """Values computed once per process per key, also when several threads ask at once."""
 
     def __init__(self) -> None:
-        self._values: dict[Any, Any] = {}
+        self._values: dict[_K, _V] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Any, compute: Callable[[], _T]) -> _T:
+    def get(self, key: _K, compute: Callable[[], _V]) -> _V:
         try:
-            found: _T = self._values[key]
-            return found
+            return self._values[key]
         except KeyError:
             pass
         with self._lock:
             if key not in self._values:
                 self._values[key] = compute()
-            value: _T = self._values[key]
-            return value
+            return self._values[key]
 
 
-_PINNED_FINGERPRINTS = _Once()
-_PINNED_SIGNATURES = _Once()
+_PINNED_FINGERPRINTS: _Once[tuple[str, str], Mapping[str, str]] = _Once()
+_PINNED_SIGNATURES: _Once[tuple[str, str], frozenset[str]] = _Once()
 
 
 def pinned_fingerprints(family: str, tag: str) -> Mapping[str, str]:
@@ -232,7 +207,7 @@ def pinned_fingerprints(family: str, tag: str) -> Mapping[str, str]:
     first use, once per process)."""
     found: Mapping[str, str] = _PINNED_FINGERPRINTS.get(
         (family, tag),
-        lambda: {c["metadata"]["name"]: fingerprint(c) for c in pinned_crds(family, tag)},
+        lambda: {c.metadata.name: fingerprint(c) for c in pinned_crds(family, tag)},
     )
     return found
 
@@ -242,7 +217,7 @@ def pinned_signature(family: str, tag: str) -> frozenset[str]:
     only when a closest match is searched for, once per process)."""
     found: frozenset[str] = _PINNED_SIGNATURES.get(
         (family, tag),
-        lambda: _signature({c["metadata"]["name"]: crd_paths(c) for c in pinned_crds(family, tag)}),
+        lambda: _signature({c.metadata.name: crd_paths(c) for c in pinned_crds(family, tag)}),
     )
     return found
 

@@ -10,10 +10,11 @@ release serves, comes from the compact CRDs the generator bundles
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+
+from flarekit.compat._crd_models import CustomResourceDefinition
 
 __all__ = [
     "FAMILIES",
@@ -77,25 +78,20 @@ def family_for(api_version: str) -> Family | None:
 
 
 @cache
-def pinned_crds(name: str, tag: str) -> tuple[dict[str, Any], ...]:
-    """The compact CRDs of one pinned release (shared, not to be modified)."""
+def pinned_crds(name: str, tag: str) -> tuple[CustomResourceDefinition, ...]:
+    """The compact CRDs of one pinned release, as models (shared, not to be modified)."""
     from flarekit_models._crds import crds_for
 
-    return tuple(crds_for({name: tag}))
+    return tuple(CustomResourceDefinition.model_validate(c) for c in crds_for({name: tag}))
 
 
-def served_kinds(
-    crds: Mapping[str, Mapping[str, Any]] | tuple[dict[str, Any], ...],
-) -> dict[str, frozenset[str]]:
-    """Served version -> the kinds served in it, from CRDs (a tuple, or a name -> CRD map)."""
+def served_kinds(crds: Iterable[CustomResourceDefinition]) -> dict[str, frozenset[str]]:
+    """Served version -> the kinds served in it, from CRDs."""
     out: dict[str, set[str]] = {}
-    items = crds.values() if isinstance(crds, Mapping) else crds
-    for crd in items:
-        spec = crd.get("spec") or {}
-        kind = str((spec.get("names") or {}).get("kind", ""))
-        for version in spec.get("versions") or []:
-            if version.get("served"):
-                out.setdefault(str(version.get("name")), set()).add(kind)
+    for crd in crds:
+        for version in crd.spec.versions:
+            if version.served:
+                out.setdefault(version.name, set()).add(crd.kind)
     return {v: frozenset(k) for v, k in out.items()}
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
+from flarekit.compat._head import head_of
 from flarekit.compat._paths import join, schema_of
 from flarekit.compat._releases import FamilyRelease
 from flarekit_models._fields import field_releases
@@ -58,7 +59,8 @@ class FieldUnavailable(ConfigError):
 def server_has(release: FamilyRelease, api_version: str, kind: str) -> Callable[[str], bool] | None:
     """A test "does the server declare this table path", or None when nothing is known
     (the release is unknown and discovery matches no pinned release)."""
-    declared = (release.crd_paths or {}).get(f"{api_version} {kind}")
+    served_kind = f"{api_version} {kind}"
+    declared = (release.crd_paths or {}).get(served_kind)
     if declared is not None:
         return declared.__contains__
     if not release.candidates:
@@ -69,7 +71,7 @@ def server_has(release: FamilyRelease, api_version: str, kind: str) -> Callable[
 
 
 def missing_fields(
-    obj: Mapping[str, Any], release: FamilyRelease, *, strict_under: Iterable[str] = ()
+    obj: Mapping[str, JsonValue], release: FamilyRelease, *, strict_under: Iterable[str] = ()
 ) -> list[MissingField]:
     """Every field `obj` sets that `release` (of `obj`'s family) lacks, outermost only.
 
@@ -78,7 +80,8 @@ def missing_fields(
     declares it there.
     """
     strict = tuple(strict_under)
-    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+    head = head_of(obj)
+    api_version, kind = head.api_version or "", head.kind or ""
     has = server_has(release, api_version, kind)
     if has is None:
         return []
@@ -86,7 +89,7 @@ def missing_fields(
     table = field_releases(api_version, kind)
     out: list[MissingField] = []
 
-    def walk(value: Any, spath: str, ipath: str) -> None:
+    def walk(value: object, spath: str, ipath: str) -> None:
         if spath and schema.is_opaque(spath):
             return
         if isinstance(value, list):
@@ -135,7 +138,7 @@ def _parameter(path: str, parameters: Iterable[tuple[str, str]]) -> str | None:
 
 
 def check_fields(
-    obj: Mapping[str, Any],
+    obj: Mapping[str, JsonValue],
     release: FamilyRelease,
     *,
     parameters: Iterable[tuple[str, str]] = (),
@@ -169,5 +172,6 @@ def check_fields(
                 f"{have} on the cluster, or {param or path} left unset",
             )
         )
-    name = subject or f"{obj.get('kind', 'object')} {(obj.get('metadata') or {}).get('name', '')!r}"
+    head = head_of(obj)
+    name = subject or f"{head.kind or 'object'} {head.name!r}"
     raise FieldUnavailable(problems, name, missing, release.release_text())

@@ -7,29 +7,29 @@ dropped going to v1beta2; any other value was set on purpose and is refused.
 
 from __future__ import annotations
 
-from typing import Any
-
 from flarekit.compat._engine import Context
-from flarekit.compat._kueue_versions import pair
 from flarekit.compat._reshape import Reshape
+from flarekit_models.kueue import v1beta1, v1beta2
 
 __all__ = ["admissioncheck_v1beta1_to_v1beta2", "admissioncheck_v1beta2_to_v1beta1"]
 
-_V1BETA1, _V1BETA2 = pair("AdmissionCheck")
 _DEFAULT_RETRY_DELAY = 15
 
 
-def _retry_delay(data: dict[str, Any], ctx: Context) -> None:
-    spec = data.get("spec")
-    if isinstance(spec, dict) and "retryDelayMinutes" in spec:
-        if spec["retryDelayMinutes"] != _DEFAULT_RETRY_DELAY:
-            ctx.refuse(
-                "spec.retryDelayMinutes",
-                f"v1beta2 has no such field (only the default, {_DEFAULT_RETRY_DELAY}, "
-                "which had no effect, is dropped)",
-            )
-        del spec["retryDelayMinutes"]
+def _retry_delay(source: v1beta1.AdmissionCheck, ctx: Context) -> None:
+    delay = source.spec.retry_delay_minutes if source.spec else None
+    if delay is not None and delay != _DEFAULT_RETRY_DELAY:
+        ctx.refuse(
+            "spec.retryDelayMinutes",
+            f"v1beta2 has no such field (only the default, {_DEFAULT_RETRY_DELAY}, "
+            "which had no effect, is dropped)",
+        )
 
 
-admissioncheck_v1beta1_to_v1beta2 = Reshape(_V1BETA1, _V1BETA2, hooks=(_retry_delay,))
-admissioncheck_v1beta2_to_v1beta1 = Reshape(_V1BETA2, _V1BETA1)
+admissioncheck_v1beta1_to_v1beta2 = Reshape(
+    v1beta1.AdmissionCheck,
+    v1beta2.AdmissionCheck,
+    carried=("spec.retryDelayMinutes",),
+    checks=(_retry_delay,),
+)
+admissioncheck_v1beta2_to_v1beta1 = Reshape(v1beta2.AdmissionCheck, v1beta1.AdmissionCheck)

@@ -17,70 +17,110 @@ What differs (Kueue 0.15 introduced v1beta2; its own webhook conversion does the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from flarekit.compat._engine import Context
-from flarekit.compat._kueue_versions import pair
 from flarekit.compat._reshape import Reshape
+from flarekit_models.kueue import v1beta1, v1beta2
 
 __all__ = ["clusterqueue_v1beta1_to_v1beta2", "clusterqueue_v1beta2_to_v1beta1"]
 
-_V1BETA1, _V1BETA2 = pair("ClusterQueue")
-_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+_Choice = Literal["MayStopSearch", "TryNextFlavor"]
+#: v1beta1's values as v1beta2 spells them (the legacy ones become ``MayStopSearch``).
+_BORROW: dict[str, _Choice] = {
+    "Borrow": "MayStopSearch",
+    "MayStopSearch": "MayStopSearch",
+    "TryNextFlavor": "TryNextFlavor",
+}
+_PREEMPT: dict[str, _Choice] = {
+    "Preempt": "MayStopSearch",
+    "MayStopSearch": "MayStopSearch",
+    "TryNextFlavor": "TryNextFlavor",
+}
 
 
-def _checks_to_strategy(data: dict[str, Any], ctx: Context) -> None:
-    spec = data.get("spec")
-    if not isinstance(spec, dict) or "admissionChecks" not in spec:
-        return
-    names = spec.pop("admissionChecks")
-    if "admissionChecksStrategy" in spec:
+def _one_checks_field(source: v1beta1.ClusterQueue, ctx: Context) -> None:
+    spec = source.spec
+    if (
+        spec is not None
+        and spec.admission_checks is not None
+        and spec.admission_checks_strategy is not None
+    ):
         ctx.refuse(
             "spec.admissionChecks",
             "spec.admissionChecksStrategy is set as well; v1beta2 has only the strategy",
         )
-    if names:
-        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": n} for n in names]}
 
 
-def _strategy_to_checks(data: dict[str, Any], ctx: Context) -> None:
-    spec = data.get("spec")
-    if not isinstance(spec, dict):
+def _checks_to_strategy(
+    source: v1beta1.ClusterQueue, target: v1beta2.ClusterQueue, ctx: Context
+) -> None:
+    names = source.spec.admission_checks if source.spec else None
+    if names and target.spec is not None:
+        rules = [v1beta2.AdmissionChecksStrategyAdmissionCheck(name=n) for n in names]
+        target.spec.admission_checks_strategy = v1beta2.AdmissionChecksStrategy(
+            admission_checks=rules
+        )
+
+
+def _strategy_to_checks(
+    source: v1beta2.ClusterQueue, target: v1beta1.ClusterQueue, ctx: Context
+) -> None:
+    """A strategy whose rules are bare names becomes the list of names again."""
+    strategy = source.spec.admission_checks_strategy if source.spec else None
+    if strategy is None or target.spec is None:
         return
-    strategy = spec.get("admissionChecksStrategy")
-    if not isinstance(strategy, dict) or set(strategy) != {"admissionChecks"}:
+    rules = strategy.admission_checks
+    if not strategy.model_extra and all(r.on_flavors is None and not r.model_extra for r in rules):
+        target.spec.admission_checks = [r.name for r in rules]
+    else:
+        target.spec.admission_checks_strategy = v1beta1.AdmissionChecksStrategy.model_validate(
+            strategy.to_dict()
+        )
+
+
+def _fungibility_to_v1beta2(
+    source: v1beta1.ClusterQueue, target: v1beta2.ClusterQueue, ctx: Context
+) -> None:
+    old = source.spec.flavor_fungibility if source.spec else None
+    new = target.spec.flavor_fungibility if target.spec else None
+    if old is None or new is None:
         return
-    rules = strategy["admissionChecks"]
-    if rules and all(isinstance(r, dict) and set(r) == {"name"} for r in rules):
-        del spec["admissionChecksStrategy"]
-        spec["admissionChecks"] = [r["name"] for r in rules]
+    if old.when_can_borrow is not None:
+        new.when_can_borrow = _BORROW[old.when_can_borrow]
+    if old.when_can_preempt is not None:
+        new.when_can_preempt = _PREEMPT[old.when_can_preempt]
 
 
-def _fungibility(to_v1beta2: bool) -> Any:
-    def hook(data: dict[str, Any], ctx: Context) -> None:
-        spec = data.get("spec")
-        fungibility = spec.get("flavorFungibility") if isinstance(spec, dict) else None
-        if not isinstance(fungibility, dict):
-            return
-        for field, legacy in _FUNGIBILITY.items():
-            value = fungibility.get(field)
-            if to_v1beta2 and value == legacy:
-                fungibility[field] = "MayStopSearch"
-            elif not to_v1beta2 and value == "MayStopSearch":
-                fungibility[field] = legacy
-
-    return hook
+def _fungibility_to_v1beta1(
+    source: v1beta2.ClusterQueue, target: v1beta1.ClusterQueue, ctx: Context
+) -> None:
+    """``MayStopSearch`` as ``Borrow``/``Preempt``, which every v1beta1 release accepts."""
+    new = target.spec.flavor_fungibility if target.spec else None
+    if new is None:
+        return
+    if new.when_can_borrow == "MayStopSearch":
+        new.when_can_borrow = "Borrow"
+    if new.when_can_preempt == "MayStopSearch":
+        new.when_can_preempt = "Preempt"
 
 
 clusterqueue_v1beta1_to_v1beta2 = Reshape(
-    _V1BETA1,
-    _V1BETA2,
+    v1beta1.ClusterQueue,
+    v1beta2.ClusterQueue,
     moves=(("spec.cohort", "spec.cohortName"),),
-    hooks=(_checks_to_strategy, _fungibility(True)),
+    carried=(
+        "spec.admissionChecks",
+        "spec.flavorFungibility.whenCanBorrow",
+        "spec.flavorFungibility.whenCanPreempt",
+    ),
+    checks=(_one_checks_field,),
+    hooks=(_checks_to_strategy, _fungibility_to_v1beta2),
 )
 clusterqueue_v1beta2_to_v1beta1 = Reshape(
-    _V1BETA2,
-    _V1BETA1,
+    v1beta2.ClusterQueue,
+    v1beta1.ClusterQueue,
     moves=(("spec.cohortName", "spec.cohort"),),
-    hooks=(_strategy_to_checks, _fungibility(False)),
+    carried=("spec.admissionChecksStrategy",),
+    hooks=(_strategy_to_checks, _fungibility_to_v1beta1),
 )

@@ -7,16 +7,14 @@
 
 from __future__ import annotations
 
-from flarekit.compat._kueue_versions import pair
 from flarekit.compat._reshape import Reshape
+from flarekit_models.kueue import v1beta1, v1beta2
 
 __all__ = ["localqueue_v1beta1_to_v1beta2", "localqueue_v1beta2_to_v1beta1"]
 
-_V1BETA1, _V1BETA2 = pair("LocalQueue")
-
 localqueue_v1beta1_to_v1beta2 = Reshape(
-    _V1BETA1, _V1BETA2, moves=(("status.flavorUsage", "status.flavorsUsage"),)
+    v1beta1.LocalQueue, v1beta2.LocalQueue, moves=(("status.flavorUsage", "status.flavorsUsage"),)
 )
 localqueue_v1beta2_to_v1beta1 = Reshape(
-    _V1BETA2, _V1BETA1, moves=(("status.flavorsUsage", "status.flavorUsage"),)
+    v1beta2.LocalQueue, v1beta1.LocalQueue, moves=(("status.flavorsUsage", "status.flavorUsage"),)
 )

@@ -8,19 +8,16 @@ cluster through a ClusterProfile, are refused.
 
 from __future__ import annotations
 
-from typing import Any
-
-from flarekit.compat._engine import Context, get
-from flarekit.compat._kueue_versions import pair
+from flarekit.compat._engine import Context
 from flarekit.compat._reshape import Reshape
+from flarekit_models.kueue import v1beta1, v1beta2
 
 __all__ = ["multikueuecluster_v1beta1_to_v1beta2", "multikueuecluster_v1beta2_to_v1beta1"]
 
-_V1BETA1, _V1BETA2 = pair("MultiKueueCluster")
 
-
-def _one_source(data: dict[str, Any], ctx: Context) -> None:
-    if get(data, "spec.kubeConfig") is not None and get(data, "spec.clusterProfileRef"):
+def _one_source(source: v1beta1.MultiKueueCluster, ctx: Context) -> None:
+    spec = source.spec
+    if spec is not None and spec.cluster_profile_ref is not None:  # kubeConfig is required
         ctx.refuse(
             "spec.clusterProfileRef",
             "spec.kubeConfig is set as well; v1beta2 takes exactly one of them "
@@ -28,8 +25,9 @@ def _one_source(data: dict[str, Any], ctx: Context) -> None:
         )
 
 
-def _needs_kubeconfig(data: dict[str, Any], ctx: Context) -> None:
-    if get(data, "spec.clusterSource.clusterProfileRef") is not None:
+def _needs_kubeconfig(source: v1beta2.MultiKueueCluster, ctx: Context) -> None:
+    cluster = source.spec.cluster_source if source.spec else None
+    if cluster is not None and cluster.cluster_profile_ref is not None:
         ctx.refuse(
             "spec.clusterSource.clusterProfileRef",
             "v1beta1 requires spec.kubeConfig; a cluster reached through a ClusterProfile "
@@ -38,17 +36,17 @@ def _needs_kubeconfig(data: dict[str, Any], ctx: Context) -> None:
 
 
 multikueuecluster_v1beta1_to_v1beta2 = Reshape(
-    _V1BETA1,
-    _V1BETA2,
+    v1beta1.MultiKueueCluster,
+    v1beta2.MultiKueueCluster,
     moves=(
         ("spec.kubeConfig", "spec.clusterSource.kubeConfig"),
         ("spec.clusterProfileRef", "spec.clusterSource.clusterProfileRef"),
     ),
-    hooks=(_one_source,),
+    checks=(_one_source,),
 )
 multikueuecluster_v1beta2_to_v1beta1 = Reshape(
-    _V1BETA2,
-    _V1BETA1,
+    v1beta2.MultiKueueCluster,
+    v1beta1.MultiKueueCluster,
     moves=(("spec.clusterSource.kubeConfig", "spec.kubeConfig"),),
-    hooks=(_needs_kubeconfig,),
+    checks=(_needs_kubeconfig,),
 )

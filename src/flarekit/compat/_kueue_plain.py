@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from flarekit.compat._kueue_versions import pair
 from flarekit.compat._reshape import Reshape
+from flarekit_models._base import KubeResource
+from flarekit_models._registry import resource_model
 
 __all__ = ["PLAIN_KINDS", "plain_conversions"]
 
@@ -24,10 +26,10 @@ PLAIN_KINDS = (
 )
 
 
-def plain_conversions() -> list[Reshape]:
+def plain_conversions() -> list[Reshape[KubeResource, KubeResource]]:
     """Both directions for every kind in :data:`PLAIN_KINDS`."""
-    out: list[Reshape] = []
+    out: list[Reshape[KubeResource, KubeResource]] = []
     for kind in PLAIN_KINDS:
-        old, new = pair(kind)
+        old, new = (resource_model(*versioned) for versioned in pair(kind))
         out += [Reshape(old, new), Reshape(new, old)]
     return out

@@ -10,82 +10,92 @@ the domains back exactly (a v1beta2 assignment comes back as one slice without p
 
 from __future__ import annotations
 
-from typing import Any
-
 from flarekit.compat._engine import Context
+from flarekit_models.kueue import v1beta1, v1beta2
 
 __all__ = ["domains_to_slices", "slices_to_domains"]
 
 
-def domains_to_slices(assignment: dict[str, Any], path: str, ctx: Context) -> None:
-    """Replace ``domains`` by one slice holding them all, in order."""
-    if "domains" not in assignment:
-        return
-    domains = assignment.pop("domains")
-    if "slices" in assignment:
+def domains_to_slices(
+    assignment: v1beta1.TopologyAssignment, path: str, ctx: Context
+) -> v1beta2.TopologyAssignment:
+    """The assignment with its domains as one slice holding them all, in order."""
+    extras = dict(assignment.model_extra or {})
+    if "slices" in extras:
         ctx.refuse(f"{path}.domains", "slices is set as well; v1beta2 has only slices")
-    levels = len(assignment.get("levels") or ())
-    slices: list[dict[str, Any]] = []
+    levels = len(assignment.levels)
+    domains = assignment.domains
+    slices: list[v1beta2.Slice] = []
     if domains:
         for index, domain in enumerate(domains):
-            extra = set(domain) - {"values", "count"}
-            if extra:
-                ctx.refuse(f"{path}.domains[{index}].{sorted(extra)[0]}", "no place in a slice")
-            if len(domain.get("values") or ()) != levels:
+            if domain.model_extra:
+                where = f"{path}.domains[{index}].{sorted(domain.model_extra)[0]}"
+                ctx.refuse(where, "no place in a slice")
+            if len(domain.values) != levels:
                 ctx.refuse(
                     f"{path}.domains[{index}].values", f"needs one value per level ({levels})"
                 )
-        per_level = [[d["values"][i] for d in domains] for i in range(levels)]
-        counts = [d["count"] for d in domains]
+        per_level = [[d.values[i] for d in domains] for i in range(levels)]
         slices.append(
-            {
-                "domainCount": len(domains),
-                "valuesPerLevel": [_compact(values, "roots") for values in per_level],
-                "podCounts": _compact(counts, None),
-            }
+            v1beta2.Slice(
+                domain_count=len(domains),
+                values_per_level=[_compact_values(values) for values in per_level],
+                pod_counts=_compact_counts([d.count for d in domains]),
+            )
         )
-    assignment["slices"] = slices
+    return v1beta2.TopologyAssignment(levels=list(assignment.levels), slices=slices, **extras)
 
 
-def _compact(values: list[Any], key: str | None) -> dict[str, Any]:
+def _compact_values(values: list[str]) -> v1beta2.ValuesPerLevel:
     if len(set(values)) == 1:
-        return {"universal": values[0]}
-    return {"individual": {key: values} if key else values}
+        return v1beta2.ValuesPerLevel(universal=values[0])
+    return v1beta2.ValuesPerLevel(individual=v1beta2.Individual(roots=values))
 
 
-def slices_to_domains(assignment: dict[str, Any], path: str, ctx: Context) -> None:
-    """Replace ``slices`` by the domains they stand for, slice by slice."""
-    if "slices" not in assignment:
-        return
-    domains: list[dict[str, Any]] = []
-    for index, piece in enumerate(assignment.pop("slices")):
+def _compact_counts(counts: list[int]) -> v1beta2.PodCounts:
+    if len(set(counts)) == 1:
+        return v1beta2.PodCounts(universal=counts[0])
+    return v1beta2.PodCounts(individual=counts)
+
+
+def slices_to_domains(
+    assignment: v1beta2.TopologyAssignment, path: str, ctx: Context
+) -> v1beta1.TopologyAssignment:
+    """The assignment with its slices as the domains they stand for, slice by slice."""
+    extras = dict(assignment.model_extra or {})
+    if "domains" in extras:
+        ctx.refuse(f"{path}.slices", "domains is set as well; v1beta1 has only domains")
+    domains: list[v1beta1.Domain] = []
+    for index, piece in enumerate(assignment.slices):
         where = f"{path}.slices[{index}]"
-        count = piece["domainCount"]
+        count = piece.domain_count
         levels = [
             _expand(level, count, f"{where}.valuesPerLevel[{i}]", ctx)
-            for i, level in enumerate(piece["valuesPerLevel"])
+            for i, level in enumerate(piece.values_per_level)
         ]
-        pods = _expand_counts(piece["podCounts"], count, f"{where}.podCounts", ctx)
+        pods = _expand_counts(piece.pod_counts, count, f"{where}.podCounts", ctx)
         for j in range(count):
-            domains.append({"values": [level[j] for level in levels], "count": pods[j]})
-    assignment["domains"] = domains
+            domains.append(v1beta1.Domain(values=[level[j] for level in levels], count=pods[j]))
+    return v1beta1.TopologyAssignment(levels=list(assignment.levels), domains=domains, **extras)
 
 
-def _expand(level: dict[str, Any], count: int, where: str, ctx: Context) -> list[str]:
-    if "universal" in level:
-        return [level["universal"]] * count
-    individual = level["individual"]
-    roots = individual["roots"]
-    if len(roots) != count:
+def _expand(level: v1beta2.ValuesPerLevel, count: int, where: str, ctx: Context) -> list[str]:
+    if level.universal is not None:
+        return [level.universal] * count
+    individual = level.individual
+    if individual is None:
+        ctx.refuse(where, "needs universal or individual values")
+    if len(individual.roots) != count:
         ctx.refuse(f"{where}.individual.roots", f"needs {count} values (domainCount)")
-    prefix, suffix = individual.get("prefix", ""), individual.get("suffix", "")
-    return [f"{prefix}{root}{suffix}" for root in roots]
+    prefix, suffix = individual.prefix or "", individual.suffix or ""
+    return [f"{prefix}{root}{suffix}" for root in individual.roots]
 
 
-def _expand_counts(counts: dict[str, Any], count: int, where: str, ctx: Context) -> list[int]:
-    if "universal" in counts:
-        return [counts["universal"]] * count
-    individual = list(counts["individual"])
-    if len(individual) != count:
+def _expand_counts(counts: v1beta2.PodCounts, count: int, where: str, ctx: Context) -> list[int]:
+    if counts.universal is not None:
+        return [counts.universal] * count
+    if counts.individual is None:
+        ctx.refuse(where, "needs universal or individual counts")
+    if len(counts.individual) != count:
         ctx.refuse(f"{where}.individual", f"needs {count} values (domainCount)")
-    return individual
+    return list(counts.individual)

@@ -12,98 +12,130 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Literal
 
-from flarekit.compat._engine import Context, get
+from flarekit.compat._engine import Context
 from flarekit.compat._kueue_topology import domains_to_slices, slices_to_domains
-from flarekit.compat._kueue_versions import pair
 from flarekit.compat._reshape import Reshape
+from flarekit_models.kueue import v1beta1, v1beta2
+
+# The generator names the shape of v1beta2's priorityClassRef after the identical-looking
+# meta/v1 StatusDetails; its fields are the reference's (group, kind, name).
+from flarekit_models.meta.v1 import StatusDetails as PriorityClassRef
 
 __all__ = ["workload_v1beta1_to_v1beta2", "workload_v1beta2_to_v1beta1"]
 
-_V1BETA1, _V1BETA2 = pair("Workload")
+Source = Literal["kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass"]
+Group = Literal["kueue.x-k8s.io", "scheduling.k8s.io"]
+Kind = Literal["WorkloadPriorityClass", "PriorityClass"]
 
 #: v1beta1 priorityClassSource <-> v1beta2 priorityClassRef (group, kind).
-_SOURCES = {
+_SOURCES: dict[str, tuple[Group, Kind]] = {
     "kueue.x-k8s.io/workloadpriorityclass": ("kueue.x-k8s.io", "WorkloadPriorityClass"),
     "scheduling.k8s.io/priorityclass": ("scheduling.k8s.io", "PriorityClass"),
 }
-_REFS = {ref: source for source, ref in _SOURCES.items()}
+_REFS: dict[tuple[str, str], Source] = {
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "kueue.x-k8s.io/workloadpriorityclass",
+    ("scheduling.k8s.io", "PriorityClass"): "scheduling.k8s.io/priorityclass",
+}
 
 
-def _priority_to_ref(data: dict[str, Any], ctx: Context) -> None:
-    spec = data.get("spec")
-    if not isinstance(spec, dict):
+def _source_and_name(source: v1beta1.Workload, ctx: Context) -> None:
+    spec = source.spec
+    if spec is None:
         return
-    source = spec.pop("priorityClassSource", "")
-    name = spec.pop("priorityClassName", None)
-    if name is None and source == "":
-        return
+    kind, name = spec.priority_class_source or "", spec.priority_class_name
+    if name is None and kind == "":
+        return  # the server's default: no class
     if name is None:
         ctx.refuse("spec.priorityClassSource", "set without spec.priorityClassName")
-    if source not in _SOURCES:
+    if kind not in _SOURCES:
         allowed = ", ".join(repr(s) for s in _SOURCES)
         ctx.refuse(
-            "spec.priorityClassName" if source == "" else "spec.priorityClassSource",
+            "spec.priorityClassName" if kind == "" else "spec.priorityClassSource",
             f"v1beta2 needs the class's kind: spec.priorityClassSource must be one of {allowed}",
         )
-    group, kind = _SOURCES[source]
-    spec["priorityClassRef"] = {"group": group, "kind": kind, "name": name}
 
 
-def _ref_to_priority(data: dict[str, Any], ctx: Context) -> None:
-    spec = data.get("spec")
-    if not isinstance(spec, dict) or "priorityClassRef" not in spec:
+def _priority_to_ref(source: v1beta1.Workload, target: v1beta2.Workload, ctx: Context) -> None:
+    spec = source.spec
+    if spec is None or target.spec is None or spec.priority_class_name is None:
         return
-    ref = spec.pop("priorityClassRef")
-    extra = set(ref) - {"group", "kind", "name"}
-    if extra:
-        ctx.refuse(f"spec.priorityClassRef.{sorted(extra)[0]}", "v1beta1 has no such field")
-    source = _REFS.get((ref.get("group"), ref.get("kind")))
-    if source is None:
+    group, kind = _SOURCES[spec.priority_class_source or ""]
+    target.spec.priority_class_ref = PriorityClassRef(
+        group=group, kind=kind, name=spec.priority_class_name
+    )
+
+
+def _known_ref(source: v1beta2.Workload, ctx: Context) -> None:
+    ref = source.spec.priority_class_ref if source.spec else None
+    if ref is None:
+        return
+    unknown = sorted(set(ref.to_dict()) - {"group", "kind", "name"})
+    if unknown:
+        ctx.refuse(f"spec.priorityClassRef.{unknown[0]}", "v1beta1 has no such field")
+    if (ref.group, ref.kind) not in _REFS:
         known = ", ".join(f"{group}/{kind}" for group, kind in _REFS)
         ctx.refuse("spec.priorityClassRef", f"v1beta1 can refer only to {known}")
-    spec["priorityClassSource"] = source
-    spec["priorityClassName"] = ref["name"]
 
 
-Rewrite = Callable[[dict[str, Any], str, Context], None]
+def _ref_to_priority(source: v1beta2.Workload, target: v1beta1.Workload, ctx: Context) -> None:
+    ref = source.spec.priority_class_ref if source.spec else None
+    if ref is None or target.spec is None:
+        return
+    target.spec.priority_class_source = _REFS[(ref.group, ref.kind)]
+    target.spec.priority_class_name = ref.name
 
 
-def _topology(rewrite: Rewrite) -> Callable[[dict[str, Any], Context], None]:
-    def hook(data: dict[str, Any], ctx: Context) -> None:
-        assignments = get(data, "status.admission.podSetAssignments") or []
-        for index, assignment in enumerate(assignments):
-            topology = (
-                assignment.get("topologyAssignment") if isinstance(assignment, dict) else None
-            )
-            if isinstance(topology, dict):
-                path = f"status.admission.podSetAssignments[{index}].topologyAssignment"
-                rewrite(topology, path, ctx)
+def _topology_to_v1beta2(source: v1beta1.Workload, target: v1beta2.Workload, ctx: Context) -> None:
+    before = source.status.admission if source.status else None
+    after = target.status.admission if target.status else None
+    if before is None or after is None:
+        return
+    pairs = zip(before.pod_set_assignments or [], after.pod_set_assignments or [], strict=True)
+    for index, (old, new) in enumerate(pairs):
+        if old.topology_assignment is not None:
+            path = f"status.admission.podSetAssignments[{index}].topologyAssignment"
+            new.topology_assignment = domains_to_slices(old.topology_assignment, path, ctx)
 
-    return hook
 
+def _topology_to_v1beta1(source: v1beta2.Workload, target: v1beta1.Workload, ctx: Context) -> None:
+    before = source.status.admission if source.status else None
+    after = target.status.admission if target.status else None
+    if before is None or after is None:
+        return
+    pairs = zip(before.pod_set_assignments or [], after.pod_set_assignments or [], strict=True)
+    for index, (old, new) in enumerate(pairs):
+        if old.topology_assignment is not None:
+            path = f"status.admission.podSetAssignments[{index}].topologyAssignment"
+            new.topology_assignment = slices_to_domains(old.topology_assignment, path, ctx)
+
+
+_TOPOLOGY = "status.admission.podSetAssignments[].topologyAssignment"
 
 workload_v1beta1_to_v1beta2 = Reshape(
-    _V1BETA1,
-    _V1BETA2,
+    v1beta1.Workload,
+    v1beta2.Workload,
     moves=(
         (
             "status.accumulatedPastExexcutionTimeSeconds",
             "status.accumulatedPastExecutionTimeSeconds",
         ),
     ),
-    hooks=(_priority_to_ref, _topology(domains_to_slices)),
+    carried=("spec.priorityClassSource", "spec.priorityClassName", _TOPOLOGY),
+    checks=(_source_and_name,),
+    hooks=(_priority_to_ref, _topology_to_v1beta2),
 )
 workload_v1beta2_to_v1beta1 = Reshape(
-    _V1BETA2,
-    _V1BETA1,
+    v1beta2.Workload,
+    v1beta1.Workload,
     moves=(
         (
             "status.accumulatedPastExecutionTimeSeconds",
             "status.accumulatedPastExexcutionTimeSeconds",
         ),
     ),
-    hooks=(_ref_to_priority, _topology(slices_to_domains)),
+    carried=("spec.priorityClassRef", _TOPOLOGY),
+    checks=(_known_ref,),
+    hooks=(_ref_to_priority, _topology_to_v1beta1),
 )

@@ -18,11 +18,13 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flarekit.client._discovery import read_document
 from flarekit.client._errors import ApiError, Forbidden
-from flarekit.client._served import NotServed, get_bytes, get_json, served_versions
+from flarekit.client._served import NotServed, get_bytes, served_versions
 from flarekit.compat._crd_match import ServedCrd, match_release, served_crd
+from flarekit.compat._crd_models import APIResourceList, CustomResourceDefinition
 from flarekit.compat._families import FAMILIES, Family, family, pinned_crds, served_kinds
 from flarekit.compat._releases import FamilyRelease, ServedVersion, ServerReleases
 
@@ -75,19 +77,20 @@ def _storage_hash(group: str, version: str, kind: str) -> str:
 
 def _resources(client: Client, group: str, version: str) -> tuple[set[str], set[str]]:
     """(kinds served, kinds stored in `version`) from ``/apis/<group>/<version>``."""
+    path = f"/apis/{group}/{version}"
     try:
-        doc = get_json(client, f"/apis/{group}/{version}")
+        body = get_bytes(client, path)
     except Forbidden:
         return set(), set()
+    listed = read_document(APIResourceList, path, body) if body is not None else None
     kinds: set[str] = set()
     stored: set[str] = set()
-    for entry in (doc or {}).get("resources") or []:
-        if not isinstance(entry, dict) or "/" in str(entry.get("name", "")):
+    for entry in listed.resources if listed is not None else ():
+        if "/" in entry.name:
             continue
-        kind = str(entry.get("kind", ""))
-        kinds.add(kind)
-        if entry.get("storageVersionHash") == _storage_hash(group, version, kind):
-            stored.add(kind)
+        kinds.add(entry.kind)
+        if entry.storage_version_hash == _storage_hash(group, version, entry.kind):
+            stored.add(entry.kind)
     return kinds, stored
 
 
@@ -96,7 +99,7 @@ def _read_crds(client: Client, fam: Family) -> tuple[dict[str, ServedCrd] | None
 
     Each answer is analysed once per distinct content (`served_crd`), so a second client of
     the same server only pays for the reads."""
-    names = sorted({c["metadata"]["name"] for t in fam.tags for c in pinned_crds(fam.name, t)})
+    names = sorted({c.metadata.name for t in fam.tags for c in pinned_crds(fam.name, t)})
     found: dict[str, ServedCrd] = {}
     for name in names:
         try:
@@ -116,32 +119,20 @@ def _read_crds(client: Client, fam: Family) -> tuple[dict[str, ServedCrd] | None
     return found, "", True
 
 
-def _serves(crd: Mapping[str, Any], versions: Iterable[str]) -> bool:
-    wanted = set(versions)
-    return any(
-        v.get("served") and v.get("name") in wanted
-        for v in (crd.get("spec") or {}).get("versions") or []
-    )
-
-
 def _versions_from_crds(
-    mine: list[str], crds: Mapping[str, Any], kinds: Mapping[str, set[str]]
+    mine: list[str], crds: Iterable[CustomResourceDefinition], kinds: Mapping[str, set[str]]
 ) -> tuple[ServedVersion, ...]:
+    crds = tuple(crds)
     out = []
     for name in mine:
-        entries = [
-            v
-            for crd in crds.values()
-            for v in (crd.get("spec") or {}).get("versions") or []
-            if v.get("name") == name
-        ]
-        warning = next((v.get("deprecationWarning") for v in entries if v.get("deprecated")), None)
+        entries = [v for crd in crds for v in crd.spec.versions if v.name == name]
+        warning = next((v.deprecation_warning for v in entries if v.deprecated), None)
         out.append(
             ServedVersion(
                 name,
-                served=any(v.get("served") for v in entries) or not entries,
-                storage=any(v.get("storage") for v in entries),
-                deprecated=any(v.get("deprecated") for v in entries),
+                served=any(v.served for v in entries) or not entries,
+                storage=any(v.storage for v in entries),
+                deprecated=any(v.deprecated for v in entries),
                 deprecation_warning=warning,
                 kinds=tuple(sorted(kinds.get(name) or served_kinds(crds).get(name) or ())),
             )
@@ -181,7 +172,7 @@ def _negotiate(client: Client, fam: Family) -> tuple[FamilyRelease, bool]:
     kinds = {v: k for v, (k, _) in listed.items()}
     crds, why, final = _read_crds(client, fam)
     if crds is not None:
-        crds = {n: c for n, c in crds.items() if _serves(c.summary, mine)}
+        crds = {n: c for n, c in crds.items() if c.summary.serves(set(mine))}
     if crds:
         match = match_release(fam, crds)
         paths = {
@@ -189,12 +180,11 @@ def _negotiate(client: Client, fam: Family) -> tuple[FamilyRelease, bool]:
             for crd in crds.values()
             for api_version, declared in crd.paths.items()
         }
-        summaries = {n: c.summary for n, c in crds.items()}
         exact = bool(match.exact)
         return (
             base(
                 how="crd" if exact else "closest",
-                versions=_versions_from_crds(mine, summaries, kinds),
+                versions=_versions_from_crds(mine, (c.summary for c in crds.values()), kinds),
                 release=match.exact[0] if len(match.exact) == 1 else None,
                 candidates=match.exact if exact else match.closest,
                 similarity=match.similarity,

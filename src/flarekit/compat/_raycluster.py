@@ -9,7 +9,8 @@ declare. There is no v1 -> v1alpha1 conversion: v1alpha1 is deprecated and only 
 from __future__ import annotations
 
 from flarekit.compat._reshape import Reshape
+from flarekit_models.ray import v1, v1alpha1
 
 __all__ = ["raycluster_v1alpha1_to_v1"]
 
-raycluster_v1alpha1_to_v1 = Reshape(("ray.io/v1alpha1", "RayCluster"), ("ray.io/v1", "RayCluster"))
+raycluster_v1alpha1_to_v1 = Reshape(v1alpha1.RayCluster, v1.RayCluster)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Protocol
 
+from flarekit._json import JsonValue
 from flarekit.compat._appwrapper import (
     MCAD,
     V1BETA2,
@@ -12,6 +13,7 @@ from flarekit.compat._appwrapper import (
     appwrapper_v1beta2_to_v1beta1,
 )
 from flarekit.compat._errors import NoConversion
+from flarekit.compat._head import head_of
 from flarekit.compat._kueue_admissioncheck import (
     admissioncheck_v1beta1_to_v1beta2,
     admissioncheck_v1beta2_to_v1beta1,
@@ -35,7 +37,6 @@ from flarekit.compat._kueue_workload import (
 )
 from flarekit.compat._pytorchjob_to_trainjob import pytorchjob_to_trainjob
 from flarekit.compat._raycluster import raycluster_v1alpha1_to_v1
-from flarekit.compat._reshape import Reshape
 from flarekit.compat._torch_runtime import PYTORCH, TRAINJOB
 from flarekit.compat._trainjob_to_pytorchjob import trainjob_to_pytorchjob
 from flarekit_models._base import KubeModel, KubeResource
@@ -43,7 +44,8 @@ from flarekit_models._registry import resource_model
 
 __all__ = ["CONVERSIONS", "Conversion", "convert", "register"]
 
-Conversion = Callable[[Any], KubeResource]
+#: A conversion takes the object as its model or its JSON.
+Conversion = Callable[[KubeModel | Mapping[str, JsonValue]], KubeResource]
 
 #: (source apiVersion, source kind, target apiVersion) -> (target kind, conversion).
 CONVERSIONS: dict[tuple[str, str, str], tuple[str, Conversion]] = {}
@@ -54,7 +56,7 @@ def register(source: tuple[str, str], target: tuple[str, str], conversion: Conve
     CONVERSIONS[(source[0], source[1], target[0])] = (target[1], conversion)
 
 
-def convert(obj: KubeModel | Mapping[str, Any], to_api_version: str) -> KubeResource:
+def convert(obj: KubeModel | Mapping[str, JsonValue], to_api_version: str) -> KubeResource:
     """``obj`` (a model or a JSON dict) as an object of ``to_api_version``.
 
     The object's own apiVersion and kind choose the conversion; converting to the version it
@@ -62,11 +64,12 @@ def convert(obj: KubeModel | Mapping[str, Any], to_api_version: str) -> KubeReso
     no conversion (listing those that exist for the object's kind) and
     :class:`~flarekit.compat.ConversionError` for a field the target cannot express.
     """
-    data = obj.to_dict() if isinstance(obj, KubeModel) else obj
-    api_version, kind = data.get("apiVersion"), data.get("kind")
-    if not isinstance(api_version, str) or not isinstance(kind, str):
+    head = head_of(obj)
+    api_version, kind = head.api_version, head.kind
+    if api_version is None or kind is None:
         raise ValueError("the object needs apiVersion and kind (strings) to choose a conversion")
     if api_version == to_api_version:
+        data = obj.to_dict() if isinstance(obj, KubeModel) else obj
         return resource_model(api_version, kind).model_validate(data)
     found = CONVERSIONS.get((api_version, kind, to_api_version))
     if found is None:
@@ -81,7 +84,19 @@ def convert(obj: KubeModel | Mapping[str, Any], to_api_version: str) -> KubeReso
     return found[1](obj)
 
 
-def _register_reshapes(reshapes: list[Reshape]) -> None:
+class _Pair(Protocol):
+    """A conversion that knows its source and target (a :class:`Reshape`)."""
+
+    @property
+    def source(self) -> tuple[str, str]: ...
+
+    @property
+    def target(self) -> tuple[str, str]: ...
+
+    def __call__(self, obj: KubeModel | Mapping[str, JsonValue], /) -> KubeResource: ...
+
+
+def _register_reshapes(reshapes: list[_Pair]) -> None:
     for reshape in reshapes:
         register(reshape.source, reshape.target, reshape)
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from flarekit._json import JsonObject
 
 __all__ = ["FamilyRelease", "How", "ServedVersion", "ServerReleases", "version_priority"]
 
@@ -125,7 +127,7 @@ class FamilyRelease:
     def versions_text(self) -> str:
         return ", ".join(v.describe() for v in self.versions) or "-"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "family": self.family,
             "product": self.product,
@@ -190,5 +192,5 @@ class ServerReleases(Mapping[str, FamilyRelease]):
             lines.append(f"{product:<{first}}  {versions:<{second}}  release {fam.release_text()}")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"server": self.server, "families": [f.to_dict() for f in self._families.values()]}

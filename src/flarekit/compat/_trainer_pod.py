@@ -15,12 +15,18 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from pydantic import Field
+
+from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
+from flarekit.compat._engine import carry
 from flarekit.compat._fields import server_has
+from flarekit.compat._json_field import JsonField, JsonFields
 from flarekit.compat._releases import FamilyRelease
 from flarekit.compat._torch_runtime import PATCH_MANAGER
+from flarekit_models._base import KubeModel
 
 __all__ = ["POD_FIELDS", "PodField", "move_pod_field", "pod_field_of"]
 
@@ -42,33 +48,105 @@ def pod_field_of(release: FamilyRelease) -> PodField | None:
     return present[0] if len(present) == 1 else None
 
 
+# -- the three shapes, as read and written --------------------------------------------------
+# Only the newest shape (runtimePatches) has a generated model, and it declares fields (time,
+# Job settings) that have no place in the older ones; these models declare what moves between
+# the three. Anything else set in them is an unknown field, refused by path.
+
+
+class _PodTemplate(KubeModel):
+    metadata: JsonFields | None = None
+    spec: JsonFields | None = None
+
+
+class _JobSpec(KubeModel):
+    template: _PodTemplate | None = None
+
+
+class _JobTemplate(KubeModel):
+    spec: _JobSpec | None = None
+
+
+class _ReplicatedJob(KubeModel):
+    name: str | None = None
+    template: _JobTemplate | None = None
+
+
+class _JobSetSpec(KubeModel):
+    replicated_jobs: list[_ReplicatedJob] | None = Field(None, alias="replicatedJobs")
+
+
+class _JobSetTemplate(KubeModel):
+    spec: _JobSetSpec | None = None
+
+
+class _RuntimeSpec(KubeModel):
+    template: _JobSetTemplate | None = None
+
+
+class _RuntimePatch(KubeModel):
+    """An entry of ``spec.runtimePatches`` (Trainer v2.2 on)."""
+
+    manager: str | None = None
+    time: JsonField = None
+    training_runtime_spec: _RuntimeSpec | None = Field(None, alias="trainingRuntimeSpec")
+
+
+class _TargetJob(KubeModel):
+    name: str | None = None
+
+
+class _PodTemplateOverride(KubeModel):
+    """An entry of ``spec.podTemplateOverrides`` (Trainer v2.1)."""
+
+    target_jobs: list[_TargetJob] = Field(default_factory=list, alias="targetJobs")
+    metadata: JsonFields | None = None
+    spec: JsonFields | None = None
+
+
+class _PodSpecOverride(KubeModel):
+    """An entry of ``spec.podSpecOverrides`` (Trainer v2.0): pod spec fields beside
+    ``targetJobs`` (kept as the model's unknown fields)."""
+
+    target_jobs: list[_TargetJob] = Field(default_factory=list, alias="targetJobs")
+
+
+class _TrainJob(KubeModel):
+    """A TrainJob of any Trainer release: its spec is read as JSON, since which of the three
+    pod fields it holds depends on the release that wrote it."""
+
+    spec: JsonFields | None = None
+
+
 @dataclass
 class _Group:
     """Pod settings for some replicated jobs: the neutral form all three fields share."""
 
     jobs: list[str]
-    pod: dict[str, Any]
-    metadata: dict[str, Any] = field(default_factory=dict)
+    pod: dict[str, JsonValue]
+    metadata: dict[str, JsonValue] = field(default_factory=dict)
     source: str = ""
 
 
-def _refuse(path: str, value: Any, why: str, expected: str) -> ConfigError:
+def _refuse(path: str, value: JsonValue, why: str, expected: str) -> ConfigError:
     return ConfigError([Problem(path, value, why, expected)], "TrainJob pod customisation")
 
 
-def _from_runtime_patches(entries: list[Any]) -> list[_Group]:
+def _unknown(model: KubeModel, prefix: str = "") -> set[str]:
+    return {f"{prefix}{key}" for key in model.model_extra or ()}
+
+
+def _from_runtime_patches(entries: list[JsonValue]) -> list[_Group]:
     out = []
-    for i, entry in enumerate(entries):
+    for i, raw in enumerate(entries):
         base = f"spec.runtimePatches[{i}]"
-        extra = set(entry) - {"manager", "time", "trainingRuntimeSpec"}
-        spec = entry.get("trainingRuntimeSpec") or {}
-        template = spec.get("template") or {}
-        extra |= {f"trainingRuntimeSpec.{k}" for k in set(spec) - {"template"}}
-        extra |= {f"trainingRuntimeSpec.template.{k}" for k in set(template) - {"spec"}}
-        jobset = template.get("spec") or {}
-        extra |= {
-            f"trainingRuntimeSpec.template.spec.{k}" for k in set(jobset) - {"replicatedJobs"}
-        }
+        entry = _RuntimePatch.model_validate(raw)
+        spec = entry.training_runtime_spec or _RuntimeSpec()
+        template = spec.template or _JobSetTemplate()
+        jobset = template.spec or _JobSetSpec()
+        extra = _unknown(entry) | _unknown(spec, "trainingRuntimeSpec.")
+        extra |= _unknown(template, "trainingRuntimeSpec.template.")
+        extra |= _unknown(jobset, "trainingRuntimeSpec.template.spec.")
         if extra:
             first = sorted(extra)[0]
             raise _refuse(
@@ -77,14 +155,12 @@ def _from_runtime_patches(entries: list[Any]) -> list[_Group]:
                 "only pod settings per replicated job can move to another pod field",
                 "trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template",
             )
-        for j, job in enumerate(jobset.get("replicatedJobs") or []):
+        for j, job in enumerate(jobset.replicated_jobs or []):
             where = f"{base}.trainingRuntimeSpec.template.spec.replicatedJobs[{j}]"
-            outer = job.get("template") or {}
-            inner = (outer.get("spec") or {}).get("template") or {}
-            odd = (set(job) - {"name", "template"}) | {
-                f"template.{k}" for k in set(outer) - {"spec"}
-            }
-            odd |= {f"template.spec.{k}" for k in set(outer.get("spec") or {}) - {"template"}}
+            outer = job.template or _JobTemplate()
+            inner_spec = outer.spec or _JobSpec()
+            odd = _unknown(job) | _unknown(outer, "template.")
+            odd |= _unknown(inner_spec, "template.spec.")
             if odd:
                 raise _refuse(
                     f"{where}.{sorted(odd)[0]}",
@@ -92,93 +168,107 @@ def _from_runtime_patches(entries: list[Any]) -> list[_Group]:
                     "a Job-level setting, which podSpecOverrides and podTemplateOverrides lack",
                     "pod settings only (template.spec.template)",
                 )
-            out.append(
-                _Group(
-                    [str(job.get("name"))],
-                    dict(inner.get("spec") or {}),
-                    dict(inner.get("metadata") or {}),
-                    where,
+            inner = inner_spec.template or _PodTemplate()
+            if inner.model_extra:
+                raise _refuse(
+                    f"{where}.template.spec.template.{sorted(inner.model_extra)[0]}",
+                    "(set)",
+                    "only a pod's metadata and spec can move to another pod field",
+                    "metadata and spec",
                 )
+            out.append(
+                _Group([str(job.name)], dict(inner.spec or {}), dict(inner.metadata or {}), where)
             )
     return out
 
 
-def _targets(entry: Mapping[str, Any]) -> list[str]:
-    return [str(t.get("name")) for t in entry.get("targetJobs") or [] if isinstance(t, Mapping)]
+def _targets(jobs: list[_TargetJob]) -> list[str]:
+    return [str(job.name) for job in jobs]
 
 
-def _groups(spec: Mapping[str, Any], source: PodField) -> list[_Group]:
-    entries = list(spec.get(source) or [])
+def _groups(entries: list[JsonValue], source: PodField) -> list[_Group]:
     if source == "runtimePatches":
         return _from_runtime_patches(entries)
     out = []
-    for i, entry in enumerate(entries):
+    for i, raw in enumerate(entries):
         where = f"spec.{source}[{i}]"
         if source == "podTemplateOverrides":
-            out.append(
-                _Group(
-                    _targets(entry),
-                    dict(entry.get("spec") or {}),
-                    dict(entry.get("metadata") or {}),
-                    where,
-                )
-            )
-        else:
-            pod = {k: v for k, v in entry.items() if k != "targetJobs"}
-            out.append(_Group(_targets(entry), pod, {}, where))
-    return out
-
-
-def _render(groups: list[_Group], target: PodField) -> list[dict[str, Any]]:
-    if target == "runtimePatches":
-        jobs = []
-        for group in groups:
-            template: dict[str, Any] = {"spec": group.pod}
-            if group.metadata:
-                template["metadata"] = group.metadata
-            for name in group.jobs:
-                jobs.append({"name": name, "template": {"spec": {"template": template}}})
-        patch = {"template": {"spec": {"replicatedJobs": jobs}}}
-        return [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": patch}]
-    out = []
-    for group in groups:
-        entry: dict[str, Any] = {"targetJobs": [{"name": n} for n in group.jobs]}
-        if target == "podTemplateOverrides":
-            if group.metadata:
-                entry["metadata"] = group.metadata
-            entry["spec"] = group.pod
-        else:
-            if group.metadata:
+            entry = _PodTemplateOverride.model_validate(raw)
+            if entry.model_extra:
                 raise _refuse(
-                    f"{group.source} metadata",
-                    group.metadata,
-                    "pod labels or annotations, which podSpecOverrides (Trainer v2.0) lacks",
-                    "no pod metadata, or Trainer v2.1 or later on the cluster",
+                    f"{where}.{sorted(entry.model_extra)[0]}",
+                    "(set)",
+                    "only target jobs, pod metadata and pod spec can move to another pod field",
+                    "targetJobs, metadata and spec",
                 )
-            entry.update(group.pod)
-        out.append(entry)
+            pod = dict(entry.spec or {})
+            out.append(_Group(_targets(entry.target_jobs), pod, dict(entry.metadata or {}), where))
+        else:
+            overrides = _PodSpecOverride.model_validate(raw)
+            pod = dict(overrides.model_extra or {})
+            out.append(_Group(_targets(overrides.target_jobs), pod, {}, where))
     return out
 
 
-def move_pod_field(obj: Mapping[str, Any], target: PodField) -> dict[str, Any]:
+def _pod_template(group: _Group) -> _PodTemplate:
+    template = _PodTemplate(spec=group.pod)
+    if group.metadata:
+        template.metadata = group.metadata
+    return template
+
+
+def _render(groups: list[_Group], target: PodField) -> list[JsonValue]:
+    if target == "runtimePatches":
+        jobs = [
+            _ReplicatedJob(
+                name=name,
+                template=_JobTemplate(spec=_JobSpec(template=_pod_template(group))),
+            )
+            for group in groups
+            for name in group.jobs
+        ]
+        runtime = _RuntimeSpec(template=_JobSetTemplate(spec=_JobSetSpec(replicated_jobs=jobs)))
+        return [_RuntimePatch(manager=PATCH_MANAGER, training_runtime_spec=runtime).to_dict()]
+    out: list[JsonValue] = []
+    for group in groups:
+        targets = [_TargetJob(name=n) for n in group.jobs]
+        if target == "podTemplateOverrides":
+            entry = _PodTemplateOverride(target_jobs=targets)
+            if group.metadata:
+                entry.metadata = group.metadata
+            entry.spec = group.pod
+            out.append(entry.to_dict())
+            continue
+        if group.metadata:
+            raise _refuse(
+                f"{group.source} metadata",
+                group.metadata,
+                "pod labels or annotations, which podSpecOverrides (Trainer v2.0) lacks",
+                "no pod metadata, or Trainer v2.1 or later on the cluster",
+            )
+        out.append(carry(_PodSpecOverride(target_jobs=targets), group.pod).to_dict())
+    return out
+
+
+def move_pod_field(obj: Mapping[str, JsonValue], target: PodField) -> dict[str, JsonValue]:
     """`obj` (TrainJob JSON) with its pod customisation in `target` (a deep copy).
 
     Raises `ConfigError` naming the path for settings `target` cannot hold, and when the
     object sets more than one of the fields.
     """
-    data = copy.deepcopy(dict(obj))
-    spec = data.get("spec") or {}
+    job = _TrainJob.model_validate(copy.deepcopy(dict(obj)))
+    spec = job.spec or {}
     used = [f for f in POD_FIELDS if spec.get(f)]
-    if not used or used == [target]:
-        return data
-    if len(used) > 1:
-        raise _refuse(
-            f"spec.{used[1]}",
-            "(set)",
-            f"pod customisation is set in both spec.{used[0]} and spec.{used[1]}",
-            f"one of them (this cluster's Trainer has spec.{target})",
-        )
-    source = used[0]
-    spec[target] = _render(_groups(spec, source), target)
-    del spec[source]
-    return data
+    if used and used != [target]:
+        if len(used) > 1:
+            raise _refuse(
+                f"spec.{used[1]}",
+                "(set)",
+                f"pod customisation is set in both spec.{used[0]} and spec.{used[1]}",
+                f"one of them (this cluster's Trainer has spec.{target})",
+            )
+        source = used[0]
+        entries = spec.pop(source)
+        listed = entries if isinstance(entries, list) else []
+        spec[target] = _render(_groups(listed, source), target)
+    return job.to_dict()

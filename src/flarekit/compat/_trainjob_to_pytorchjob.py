@@ -13,9 +13,9 @@ runtime decided on the TrainJob side.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from flarekit.compat._engine import Context, build, load
+from flarekit._json import JsonValue
+from flarekit.compat._engine import Context, carry, load_model, made, unhandled
 from flarekit.compat._torch_runtime import (
     CONTAINER,
     JOB,
@@ -24,113 +24,177 @@ from flarekit.compat._torch_runtime import (
     PYTORCH_CONTAINER,
     TORCH_DISTRIBUTED,
     TRAINJOB,
-    normalized_ref,
+    copy_pod_settings,
+    same_runtime,
 )
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models._base import KubeModel
+from flarekit_models.core.v1 import Container, PodSpec, PodTemplateSpec
+from flarekit_models.kubeflow.v1 import PyTorchJob, PyTorchJobSpec, ReplicaSpec, RunPolicy
+from flarekit_models.trainer.v1alpha1 import RuntimePatch, RuntimeRef, Trainer, TrainJob
 
 __all__ = ["trainjob_to_pytorchjob"]
 
-_RUN_POLICY = ("suspend", "activeDeadlineSeconds", "managedBy")
+#: What each part carries (JSON names); anything else it sets is refused by path.
+_TRAINER = {"image", "command", "args", "env", "resourcesPerNode", "numNodes", "numProcPerNode"}
+_SPEC = {"runtimeRef", "trainer", "runtimePatches", "suspend", "activeDeadlineSeconds", "managedBy"}
+_POD_SPEC = {
+    "containers",
+    "affinity",
+    "imagePullSecrets",
+    "nodeSelector",
+    "schedulingGates",
+    "securityContext",
+    "serviceAccountName",
+    "terminationGracePeriodSeconds",
+    "tolerations",
+    "volumes",
+}
 
 
 def trainjob_to_pytorchjob(
-    job: KubeModel | Mapping[str, Any],
+    job: KubeModel | Mapping[str, JsonValue],
     *,
     runtime_ref: Mapping[str, str] = TORCH_DISTRIBUTED,
     restart_policy: str | None = None,
     image_pull_policy: str | None = None,
-) -> KubeResource:
+) -> PyTorchJob:
     """The PyTorchJob running what ``job`` runs on ``runtime_ref``."""
     ctx = Context.of(TRAINJOB, PYTORCH)
-    data = load(job, ctx)
-    if data.get("status"):
+    source = load_model(job, TrainJob, ctx)
+    if source.status is not None and source.status.to_dict():
         ctx.refuse("status", "a PyTorchJob's status has another shape; convert without status")
-    spec = dict(data.get("spec") or {})
-    ref = spec.pop("runtimeRef", {})
-    if normalized_ref(ref) != normalized_ref(runtime_ref):
+    expected = made(lambda: RuntimeRef.model_validate(dict(runtime_ref)), "runtime_ref", ctx)
+    spec = source.spec
+    if spec is None or not same_runtime(spec.runtime_ref, expected):
+        ref = spec.runtime_ref.to_dict() if spec is not None else {}
         ctx.refuse(
             "spec.runtimeRef",
             f"{ref!r} is not the runtime this conversion assumes ({dict(runtime_ref)!r})",
         )
-    trainer = dict(spec.pop("trainer", None) or {})
-    for required in ("image", "numNodes"):
-        if required not in trainer:
-            ctx.refuse(f"spec.trainer.{required}", "left to the runtime; a PyTorchJob needs it set")
-    container: dict[str, Any] = {"name": PYTORCH_CONTAINER}
-    for key in ("image", "command", "args", "env"):
-        if key in trainer:
-            container[key] = trainer.pop(key)
-    if "resourcesPerNode" in trainer:
-        container["resources"] = trainer.pop("resourcesPerNode")
+    trainer = spec.trainer or Trainer()
+    if trainer.image is None:
+        ctx.refuse("spec.trainer.image", "left to the runtime; a PyTorchJob needs it set")
+    if trainer.num_nodes is None:
+        ctx.refuse("spec.trainer.numNodes", "left to the runtime; a PyTorchJob needs it set")
+    _refuse_left(unhandled(trainer, _TRAINER), "spec.trainer", ctx)
+    container = Container(name=PYTORCH_CONTAINER, image=trainer.image)
+    if trainer.command is not None:
+        container.command = trainer.command
+    if trainer.args is not None:
+        container.args = trainer.args
+    if trainer.env is not None:
+        container.env = trainer.env
+    if trainer.resources_per_node is not None:
+        container.resources = trainer.resources_per_node
     if image_pull_policy is not None:
-        container["imagePullPolicy"] = image_pull_policy
-    nodes = trainer.pop("numNodes")
-    out_spec: dict[str, Any] = {}
-    if "numProcPerNode" in trainer:
-        out_spec["nprocPerNode"] = str(trainer.pop("numProcPerNode"))
-    _refuse_left(trainer, "spec.trainer", ctx)
-    template = _pod_template(spec.pop("runtimePatches", []), container, ctx)
-    run_policy = {k: spec.pop(k) for k in _RUN_POLICY if k in spec}
-    if run_policy:
-        out_spec["runPolicy"] = run_policy
-    for key in list(spec):
+        container.image_pull_policy = image_pull_policy
+    out_spec = PyTorchJobSpec(pytorch_replica_specs={})
+    if trainer.num_proc_per_node is not None:
+        out_spec.nproc_per_node = str(trainer.num_proc_per_node)
+    template = _pod_template(spec.runtime_patches or [], container, ctx)
+    policy = RunPolicy()
+    if spec.suspend is not None:
+        policy.suspend = spec.suspend
+    if spec.active_deadline_seconds is not None:
+        policy.active_deadline_seconds = spec.active_deadline_seconds
+    if spec.managed_by is not None:
+        policy.managed_by = spec.managed_by
+    if policy.model_fields_set:
+        out_spec.run_policy = policy
+    left = unhandled(spec, _SPEC)
+    for key in left:
         if ctx.source.has(f"spec.{key}"):
             ctx.refuse(f"spec.{key}", f"{ctx.target.name} has no counterpart")
-        out_spec[key] = spec.pop(key)
+    carry(out_spec, left)  # unknown to both versions: carried in spec
     replicas = {"Master": _replica(1, template, restart_policy)}
-    if nodes > 1:
-        replicas["Worker"] = _replica(nodes - 1, template, restart_policy)
-    out_spec["pytorchReplicaSpecs"] = replicas
-    return build({"metadata": data.get("metadata", {}), "spec": out_spec}, ctx)
+    if trainer.num_nodes > 1:
+        replicas["Worker"] = _replica(trainer.num_nodes - 1, template, restart_policy)
+    out_spec.pytorch_replica_specs = replicas
+    target = PyTorchJob(spec=out_spec)
+    if source.metadata is not None:
+        target.metadata = source.metadata
+    return carry(target, unhandled(source, {"apiVersion", "kind", "metadata", "spec", "status"}))
 
 
-def _replica(count: int, template: dict[str, Any], restart: str | None) -> dict[str, Any]:
-    replica: dict[str, Any] = {"replicas": count}
+def _replica(count: int, template: PodTemplateSpec, restart: str | None) -> ReplicaSpec:
+    replica = ReplicaSpec(replicas=count)
     if restart is not None:
-        replica["restartPolicy"] = restart
-    replica["template"] = template
+        replica.restart_policy = restart
+    replica.template = template.model_copy(deep=True)
     return replica
 
 
-def _pod_template(patches: list[Any], container: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    pod: dict[str, Any] = {}
-    pod_where = "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+def _pod_template(
+    patches: list[RuntimePatch], container: Container, ctx: Context
+) -> PodTemplateSpec:
+    """The pod template every replica runs: `container` and the pod settings of the one
+    runtime patch this package writes."""
     if len(patches) > 1:
         ctx.refuse("spec.runtimePatches[1]", "only one runtime patch converts")
+    pod_out = PodSpec(containers=[container])
+    out = PodTemplateSpec(spec=pod_out)
     for patch in patches:
         where = "spec.runtimePatches[0]"
-        patch = dict(patch)
-        if patch.pop("manager", None) != PATCH_MANAGER:
+        if patch.manager != PATCH_MANAGER:
             ctx.refuse(f"{where}.manager", f"only a patch by {PATCH_MANAGER!r} converts")
-        runtime = dict(patch.pop("trainingRuntimeSpec", {}) or {})
-        _refuse_left(patch, where, ctx)
+        _refuse_left(unhandled(patch, {"manager", "trainingRuntimeSpec"}), where, ctx)
+        runtime = patch.training_runtime_spec
         where += ".trainingRuntimeSpec"
-        template = dict(runtime.pop("template", {}) or {})
-        _refuse_left(runtime, where, ctx)
+        template = runtime.template if runtime is not None else None
+        if runtime is not None:
+            _refuse_left(unhandled(runtime, {"template"}), where, ctx)
         where += ".template"
-        jobs = dict(template.pop("spec", {}) or {}).get("replicatedJobs", [])
-        _refuse_left(template, where, ctx)
+        jobset = template.spec if template is not None else None
+        if template is not None:
+            _refuse_left(unhandled(template, {"spec"}), where, ctx)
+        if jobset is not None:
+            _refuse_left(unhandled(jobset, {"replicatedJobs"}), f"{where}.spec", ctx)
+        jobs = (jobset.replicated_jobs if jobset is not None else None) or []
         for index, job in enumerate(jobs):
             jwhere = f"{where}.spec.replicatedJobs[{index}]"
-            if job.get("name") != JOB or len(jobs) != 1:
+            if job.name != JOB or len(jobs) != 1:
                 ctx.refuse(f"{jwhere}.name", f"only the {JOB!r} job converts")
-            job_template = dict(job.get("template") or {})
-            pod = dict(dict(job_template.pop("spec", {}) or {}).get("template") or {})
-            _refuse_left(job_template, f"{jwhere}.template", ctx)
-    pod_spec = dict(pod.get("spec") or {})
-    patched = pod_spec.pop("containers", [])
-    for index, item in enumerate(patched):
-        if item.get("name") != CONTAINER:
-            where = f"{pod_where}.template.spec.template.spec.containers[{index}].name"
-            ctx.refuse(where, f"only the {CONTAINER!r} container converts")
-        container.update({k: v for k, v in item.items() if k != "name"})
-    template_out: dict[str, Any] = {}
-    if pod.get("metadata"):
-        template_out["metadata"] = pod["metadata"]
-    template_out["spec"] = {"containers": [container], **pod_spec}
-    return template_out
+            _refuse_left(unhandled(job, {"name", "template"}), jwhere, ctx)
+            job_template = job.template
+            if job_template is None:
+                continue
+            _refuse_left(unhandled(job_template, {"spec"}), f"{jwhere}.template", ctx)
+            job_spec = job_template.spec
+            if job_spec is None:
+                continue
+            _refuse_left(unhandled(job_spec, {"template"}), f"{jwhere}.template.spec", ctx)
+            pod = job_spec.template
+            if pod is None:
+                continue
+            pwhere = f"{jwhere}.template.spec.template"
+            if pod.metadata is not None and pod.metadata.to_dict():
+                out.metadata = pod.metadata
+            pod_spec = pod.spec
+            if pod_spec is None:
+                continue
+            if pod_spec.init_containers:
+                ctx.refuse(
+                    f"{pwhere}.spec.initContainers",
+                    "patches the runtime's init containers, which a PyTorchJob does not have",
+                )
+            for cindex, item in enumerate(pod_spec.containers or []):
+                if item.name != CONTAINER:
+                    cwhere = f"{pwhere}.spec.containers[{cindex}].name"
+                    ctx.refuse(cwhere, f"only the {CONTAINER!r} container converts")
+                if item.env is not None:
+                    container.env = item.env
+                if item.security_context is not None:
+                    container.security_context = item.security_context
+                if item.volume_mounts is not None:
+                    container.volume_mounts = item.volume_mounts
+                carry(
+                    container, unhandled(item, {"name", "env", "securityContext", "volumeMounts"})
+                )
+            copy_pod_settings(pod_spec, pod_out)
+            carry(pod_out, unhandled(pod_spec, _POD_SPEC | {"initContainers"}))
+    return out
 
 
-def _refuse_left(left: Mapping[str, Any], where: str, ctx: Context) -> None:
+def _refuse_left(left: Mapping[str, JsonValue], where: str, ctx: Context) -> None:
     for key in left:
         ctx.refuse(f"{where}.{key}", f"{ctx.target.name} has no place for it")

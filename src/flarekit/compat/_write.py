@@ -17,13 +17,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from flarekit._json import JsonValue
 from flarekit.client._served import NotServed
 from flarekit.compat._families import FAMILIES, Family, family_for
 from flarekit.compat._fields import check_fields
+from flarekit.compat._head import head_of
 from flarekit.compat._negotiate import family_release
 from flarekit.compat._releases import FamilyRelease
 from flarekit.compat._trainer_pod import move_pod_field, pod_field_of
 from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
@@ -54,35 +57,40 @@ def write_version(client: Client, api_version: str, kind: str) -> str:
     return f"{fam.group}/{version}" if version else api_version
 
 
-def _convert(data: dict[str, Any], target: str, release: FamilyRelease) -> dict[str, Any]:
+def _convert(
+    obj: KubeModel | Mapping[str, JsonValue], target: str, release: FamilyRelease
+) -> KubeResource | None:
+    """`obj` converted to `target`, or None when its own version is served too (write it as
+    it is)."""
     from flarekit.compat._errors import NoConversion
     from flarekit.compat._registry import convert
 
     try:
-        converted: dict[str, Any] = convert(data, target).to_dict()
-        return converted
+        return convert(obj, target)
     except NoConversion as exc:
-        served = release.served_versions(str(data.get("kind")))
-        if str(data.get("apiVersion", "")).rpartition("/")[2] in served:
-            return data  # its own version is served too: write it as it is
+        head = head_of(obj)
+        served = release.served_versions(head.kind)
+        if (head.api_version or "").rpartition("/")[2] in served:
+            return None
         raise NotServed(
             release.group,
             f"{release.product} on this cluster ({release.release_text()}) serves "
-            f"{data.get('kind')} only in {release.group} {', '.join(served)}, and flarekit "
-            f"cannot write {data.get('apiVersion')} {data.get('kind')} there: {exc}",
+            f"{head.kind} only in {release.group} {', '.join(served)}, and flarekit "
+            f"cannot write {head.api_version} {head.kind} there: {exc}",
             served,
         ) from None
 
 
 def _check_embedded(
-    client: Client, data: Mapping[str, Any], parameters: tuple[tuple[str, str], ...], subject: str
+    client: Client,
+    wrapper: AppWrapper,
+    parameters: tuple[tuple[str, str], ...],
+    subject: str,
 ) -> None:
     """Check the objects an AppWrapper holds against their own families' releases."""
-    for index, component in enumerate((data.get("spec") or {}).get("components") or []):
-        template = component.get("template") if isinstance(component, Mapping) else None
-        if not isinstance(template, Mapping) or not template.get("apiVersion"):
-            continue
-        fam = family_for(str(template.get("apiVersion")))
+    for index, component in enumerate(wrapper.spec.components if wrapper.spec else []):
+        template = component.template
+        fam = family_for(head_of(template).api_version or "")
         if fam is None:
             continue
         release = family_release(client, fam.name)
@@ -98,13 +106,14 @@ def _check_embedded(
 
 def prepare_write(
     client: Client,
-    obj: KubeModel | Mapping[str, Any],
+    obj: KubeModel | Mapping[str, JsonValue],
     *,
     parameters: Iterable[tuple[str, str]] = (),
     subject: str = "",
 ) -> Any:
     """`obj` as it should be sent to `client`'s cluster: a validated model (`obj` itself
-    when nothing changed), of the class of the version it is sent in (hence typed `Any`).
+    when nothing changed), of the class of the version it is sent in (hence typed `Any`:
+    the caller knows which classes its object may become).
 
     Raises `FieldUnavailable` (a `ConfigError`) for fields the cluster's release lacks,
     `ConversionError` for values the served version cannot express, `NotServed` when the
@@ -114,26 +123,35 @@ def prepare_write(
     """
     from flarekit_models._registry import resource_model
 
-    original = obj.to_dict() if isinstance(obj, KubeModel) else dict(obj)
-    data = original  # replaced (never changed in place) by each step that changes it
-    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    head = head_of(obj)
+    api_version, kind = head.api_version or "", head.kind or ""
+    #: The object as a model, while it is one (None once the JSON changed without it).
+    model = obj if isinstance(obj, KubeResource) else None
+    data = obj.to_dict() if isinstance(obj, KubeModel) else dict(obj)
     params = tuple(parameters)
     fam = family_for(api_version)
     if fam is not None:
         release, version = _release_serving(client, fam, kind)
         if release is not None and version is not None:
             target = f"{release.group}/{version}"
-            if target != api_version:
-                data = _convert(data, target, release)
+            converted = _convert(obj, target, release) if target != api_version else None
+            if converted is not None:
+                model, data = converted, converted.to_dict()
             strict: tuple[str, ...] = ()
             pod_field = pod_field_of(release) if kind == "TrainJob" else None
             if pod_field is not None:
-                data = move_pod_field(data, pod_field)
+                moved = move_pod_field(data, pod_field)
+                if moved != data:
+                    model, data = None, moved
                 strict = (f"spec.{pod_field}[].",)
             check_fields(data, release, parameters=params, subject=subject, strict_under=strict)
-        if kind == "AppWrapper":
-            _check_embedded(client, data, params, subject)
-    if isinstance(obj, KubeResource) and (data is original or data == original):
-        return obj  # unchanged: keep the caller's model as it is
-    model: KubeResource = resource_model(str(data["apiVersion"]), kind).model_validate(data)
+    if model is None:
+        model = resource_model(*_identity(data, api_version, kind)).model_validate(data)
+    if isinstance(model, AppWrapper):
+        _check_embedded(client, model, params, subject)
     return model
+
+
+def _identity(data: Mapping[str, JsonValue], api_version: str, kind: str) -> tuple[str, str]:
+    head = head_of(data)
+    return head.api_version or api_version, head.kind or kind

@@ -16,6 +16,7 @@ from flarekit.compat import _crd_match, family_release, negotiate
 from flarekit.compat._crd_match import (
     _Once,
     analyse,
+    crd_model,
     fingerprint,
     pinned_fingerprints,
     served_crd,
@@ -31,7 +32,7 @@ def _count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
 
     def counting(crd: Any) -> Any:
-        seen.append(str(crd["metadata"]["name"]))
+        seen.append(crd_model(crd).metadata.name)
         return analyse(crd)
 
     monkeypatch.setattr(_crd_match, "analyse", counting)
