@@ -123,6 +123,11 @@ class Recogniser:
             coverage = hits / len(definition.properties)
             if coverage < _MIN_COVERAGE:
                 continue
+            if coverage < 1 and not set(node.required) <= set(definition.required):
+                # Part of the type's fields, and it requires what the type leaves optional: a
+                # shape of its own that happens to share names (Kueue's priorityClassRef, whose
+                # group, kind and name are three of meta/v1 StatusDetails' six), not a copy.
+                continue
             matched = self.match_definition(node, name)
             rank = _module_rank(definition)
             needed_score = _MIN_SCORE if rank < 2 else _MIN_SCORE_OTHER_GROUPS

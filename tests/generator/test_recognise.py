@@ -165,6 +165,31 @@ def test_flat_shapes_of_other_api_groups_need_more_evidence(
     assert Recogniser(k8s_defs).best_definition(parse_schema(condition)) is None
 
 
+def test_a_partial_shape_that_requires_what_the_type_leaves_optional_is_its_own(
+    k8s_defs: KubernetesDefinitions,
+) -> None:
+    # Kueue's priorityClassRef: group, kind and name (three of meta/v1 StatusDetails' six
+    # optional fields), all required. Taken for StatusDetails, it made that shared class
+    # require a Kueue group and kind in every API error's details.
+    reference = _obj(
+        group={"type": "string", "enum": ["kueue.x-k8s.io", "scheduling.k8s.io"]},
+        kind={"type": "string", "enum": ["WorkloadPriorityClass", "PriorityClass"]},
+        name=STRING,
+    )
+    reference["required"] = ["group", "kind", "name"]
+    recogniser = Recogniser(k8s_defs)
+    assert recogniser.best_definition(parse_schema(reference)) is None
+    optional = _obj(group=STRING, kind=STRING, name=STRING)
+    assert Recogniser(k8s_defs).best_definition(parse_schema(optional)) == META + "StatusDetails"
+
+
+def test_a_whole_copy_may_require_more_than_the_type() -> None:
+    defs = _defs({CORE + "Box": {"type": "object", "properties": BOX_PROPS}})
+    stricter = {**_obj(**BOX_PROPS), "required": ["p0", "p1"]}
+    spec, _ = annotated(defs, _obj(box=stricter))
+    assert at(spec, "box").core_type == CORE + "Box"
+
+
 # --------------------------------------------------------------------------- made-up definitions
 def _defs(raw: dict[str, dict[str, Any]]) -> KubernetesDefinitions:
     return KubernetesDefinitions(raw)

@@ -19,10 +19,6 @@ from flarekit.compat._kueue_topology import domains_to_slices, slices_to_domains
 from flarekit.compat._reshape import Reshape
 from flarekit_models.kueue import v1beta1, v1beta2
 
-# The generator names the shape of v1beta2's priorityClassRef after the identical-looking
-# meta/v1 StatusDetails; its fields are the reference's (group, kind, name).
-from flarekit_models.meta.v1 import StatusDetails as PriorityClassRef
-
 __all__ = ["workload_v1beta1_to_v1beta2", "workload_v1beta2_to_v1beta1"]
 
 Source = Literal["kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass"]
@@ -62,7 +58,7 @@ def _priority_to_ref(source: v1beta1.Workload, target: v1beta2.Workload, ctx: Co
     if spec is None or target.spec is None or spec.priority_class_name is None:
         return
     group, kind = _SOURCES[spec.priority_class_source or ""]
-    target.spec.priority_class_ref = PriorityClassRef(
+    target.spec.priority_class_ref = v1beta2.PriorityClassRef(
         group=group, kind=kind, name=spec.priority_class_name
     )
 
