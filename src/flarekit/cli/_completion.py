@@ -44,10 +44,10 @@ def complete_if_asked(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        import argcomplete
+        from argcomplete.shell_integration import shellcode
     except ImportError:
         raise UsageError(_INSTALL) from None
-    args.out.write(argcomplete.shellcode(["flarekit"], shell=args.shell))
+    args.out.write(shellcode(["flarekit"], shell=args.shell))
     args.out.flush()
     return 0
 
