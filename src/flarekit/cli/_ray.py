@@ -36,7 +36,7 @@ from flarekit.cli._output import DELETE_FORMATS, GET_FORMATS, LIST_FORMATS, Form
 from flarekit.cli._params import key_values, load_file
 
 if TYPE_CHECKING:
-    from flarekit._json import JsonObject, JsonValue
+    from flarekit._json import JsonValue
     from flarekit.ray import JobDetails, RayJobClient
     from flarekit.ray._jobs_models import SubmitRequest
 
@@ -213,10 +213,10 @@ def _json_option(text: str | None, flag: str) -> JsonValue:
     return value
 
 
-def _runtime_env(args: argparse.Namespace) -> JsonObject | None:
+def _runtime_env(args: argparse.Namespace) -> dict[str, object] | None:
     """The runtime environment from ``--runtime-env`` (a file), ``--runtime-env-json``,
     ``--working-dir`` and ``--env``, later ones overriding earlier ones."""
-    env: JsonObject = {}
+    env: dict[str, object] = {}
     if args.runtime_env is not None:
         env.update(load_file(args.runtime_env))
     inline = _json_option(args.runtime_env_json, "--runtime-env-json")
@@ -228,39 +228,37 @@ def _runtime_env(args: argparse.Namespace) -> JsonObject | None:
         env.update(working_dir=args.working_dir)
     if args.env:
         given = env.pop("env_vars", None)
-        variables: JsonObject = dict(given) if isinstance(given, Mapping) else {}
+        variables: dict[str, object] = dict(given) if isinstance(given, Mapping) else {}
         variables.update(key_values(args.env, "--env"))
         env.update(env_vars=variables)
     return env or None
 
 
-def _submit_request(args: argparse.Namespace) -> tuple[SubmitRequest, JsonObject | None]:
-    """The submission, every argument checked (nothing is sent), and its runtime environment
-    as given (local directories are uploaded by the submit itself)."""
+def _submit_request(args: argparse.Namespace) -> SubmitRequest:
+    """The submission, every argument checked (nothing is sent); local directories of its
+    runtime environment are uploaded by the submit itself."""
     from flarekit.ray._jobs_validation import build_submit_request
 
-    runtime_env = _runtime_env(args)
-    request = build_submit_request(
+    return build_submit_request(
         _entrypoint(args.command),
         submission_id=args.submission_id,
-        runtime_env=runtime_env,
+        runtime_env=_runtime_env(args),
         metadata=key_values(args.metadata, "--metadata") or None,
         entrypoint_num_cpus=args.entrypoint_num_cpus,
         entrypoint_num_gpus=args.entrypoint_num_gpus,
         entrypoint_memory=args.entrypoint_memory,
         entrypoint_resources=_json_option(args.entrypoint_resources, "--entrypoint-resources"),
     )
-    return request, runtime_env
 
 
 def _submit(args: argparse.Namespace) -> int:
     open_dashboard = _check_target(args)
-    request, runtime_env = _submit_request(args)
+    request = _submit_request(args)
     dashboard = open_dashboard()
     submission_id = dashboard.submit(
         request.entrypoint,
         submission_id=request.submission_id,
-        runtime_env=runtime_env,
+        runtime_env=request.runtime_env,
         metadata=request.metadata,
         entrypoint_num_cpus=request.entrypoint_num_cpus,
         entrypoint_num_gpus=request.entrypoint_num_gpus,
