@@ -8,6 +8,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from fake_dashboard import FakeDashboard, Reply, job
@@ -296,3 +297,23 @@ def test_a_missing_cluster_is_an_api_error(fake: FakeCluster) -> None:
     run = flarekit("ray", "job", "list", "--cluster", "missing", *kube)
     assert run.code == 1, run
     assert "missing" in one_error(run)
+
+
+def test_runtime_env_from_a_file_json_and_flags_merges_in_that_order(
+    dashboard: FakeDashboard, tmp_path: Path
+) -> None:
+    env_file = tmp_path / "env.yaml"
+    env_file.write_text("pip: [requests]\nenv_vars: {A: from-file, B: from-file}\n")
+    dashboard.route("POST", "/api/jobs/", Reply(body={"submission_id": "s"}))
+    dashboard.route("GET", "/api/jobs/s", Reply(body=job("s", "PENDING")))
+    run = flarekit(
+        "ray", "job", "submit", "--address", dashboard.url, "--no-wait",
+        "--runtime-env", str(env_file), "--runtime-env-json", '{"config": {"setup_timeout_seconds": 60}}',
+        "--env", "B=from-flag", "--", "true",
+    )  # fmt: skip
+    assert run.code == 0, run
+    assert dashboard.requests[0].json()["runtime_env"] == {
+        "pip": ["requests"],
+        "env_vars": {"A": "from-file", "B": "from-flag"},
+        "config": {"setup_timeout_seconds": 60},
+    }
