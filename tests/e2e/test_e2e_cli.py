@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 import time
 
-from e2e_support import RUNTIME, Backend
+from e2e_support import RUNTIME, Backend, small_cluster
 
+from flarekit import Client
 from flarekit.cli import main
-from flarekit.cluster import ClusterConfiguration
 from flarekit.job import JobState, RayJob, TrainJob
 from flarekit.testing._cp_kwok import DURATION_ENV
 
@@ -41,9 +41,8 @@ def _stays_suspended(job: RayJob | TrainJob, seconds: float) -> None:
 
 
 def test_job_stop_prints_the_stopped_state_of_a_queued_trainjob(
-    backend: Backend, namespace: str
+    backend: Backend, namespace: str, client: Client, lq: str
 ) -> None:
-    backend.queues(namespace)
     job = TrainJob(
         "stoppable",
         namespace=namespace,
@@ -53,8 +52,8 @@ def test_job_stop_prints_the_stopped_state_of_a_queued_trainjob(
         num_nodes=2,
         resources_per_node={"cpu": 1, "memory": "2Gi"},
         env={DURATION_ENV: "600s"},
-        local_queue="lq",
-        client=backend.client(namespace),
+        local_queue=lq,
+        client=client,
     ).submit()
     backend.wait(lambda: job.status().state is JobState.RUNNING, "the job runs")
     code, out, err = _flarekit(backend, namespace, "job", "stop", "stoppable")
@@ -65,26 +64,15 @@ def test_job_stop_prints_the_stopped_state_of_a_queued_trainjob(
 
 
 def test_job_stop_prints_the_stopped_state_of_a_queued_rayjob(
-    backend: Backend, namespace: str
+    backend: Backend, namespace: str, client: Client, lq: str
 ) -> None:
-    backend.queues(namespace)
-    config = ClusterConfiguration(
-        "unused",
-        namespace=namespace,
-        num_workers=1,
-        head_cpu_requests=1,
-        head_cpu_limits=1,
-        head_memory_requests=2,
-        head_memory_limits=2,
-        local_queue="lq",
-    )
     job = RayJob(
         "stoppable",
         "python long.py",
         namespace=namespace,
-        cluster_config=config,
+        cluster_config=small_cluster("unused", namespace, lq),
         runtime_env={"env_vars": {"FLAREKIT_SIMULATED_DURATION": "600s"}},
-        client=backend.client(namespace),
+        client=client,
     ).submit()
     backend.wait(lambda: job.status().deployment_status == "Running", "the job runs")
     code, out, err = _flarekit(backend, namespace, "job", "stop", "stoppable")
