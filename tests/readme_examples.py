@@ -48,6 +48,8 @@ NOT_RUN = {
     "flarekit-generate pin": "pinning writes the lock file and needs GitHub for the commit",
     "flarekit-generate --package": "vendoring is tested by the generator's own tests",
     "fields of kuberay": "sample output of `pin`, not a command",
+    "flarekit ray job submit": "needs a Ray head: tests/flarekit/ray/cli_inner.py runs it in "
+    "bash as written, against the real Ray head of the Ray integration test",
 }
 
 

@@ -4,7 +4,10 @@
 
     flarekit cluster apply|down|status|list|render
     flarekit job submit|status|logs|stop|delete|list    (--kind rayjob|trainjob)
+    flarekit ray job submit|status|logs|list|stop|delete   (Ray's own jobs, on a dashboard)
     flarekit queue list|status
+    flarekit dev up|down|status
+    flarekit completion bash|zsh|fish
     flarekit version
     flarekit --version
 

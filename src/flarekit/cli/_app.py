@@ -1,8 +1,8 @@
 """The ``flarekit`` command: its parser, and how every command ends.
 
-Each command group registers its own subcommands (``_cluster``, ``_job``, ``_queue``,
-``_version``); this module parses, runs the chosen command, and turns any
-failure into one ``error: ...`` line on stderr and an exit code from
+Each command group registers its own subcommands (``_cluster``, ``_job``, ``_ray``,
+``_queue``, ``_dev``, ``_version``, ``_completion``); this module parses, runs the chosen
+command, and turns any failure into one ``error: ...`` line on stderr and an exit code from
 :class:`~flarekit.cli._exit.ExitCode` (``--debug`` adds the traceback).
 """
 
@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TextIO
 
-from flarekit.cli import _cluster, _dev, _job, _queue, _version
+from flarekit.cli import _cluster, _completion, _dev, _job, _queue, _ray, _version
 from flarekit.cli._exit import ExitCode, UsageError, classify, one_line
 
 __all__ = ["build_parser", "main"]
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="group", required=True, metavar="COMMAND", parser_class=_Parser
     )
-    for group in (_cluster, _job, _queue, _dev, _version):
+    for group in (_cluster, _job, _ray, _queue, _dev, _version, _completion):
         group.register(commands)
     return parser
 
@@ -63,6 +63,8 @@ def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Run ``flarekit`` with `argv` (default: the process arguments); returns the exit code."""
+    if argv is None:  # the shell asking for TAB completions (see _completion)
+        _completion.complete_if_asked(build_parser())
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)

@@ -58,16 +58,17 @@ def classify(exc: BaseException) -> ExitCode:
     from flarekit.client._errors import ApiError, KubeconfigError
     from flarekit.job._packaging import PackagingError
     from flarekit.job._runtimes import RuntimeNotFound
+    from flarekit.ray import RayJobTimeout, RayJobValidationError
 
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED
     if isinstance(exc, UsageError):
         return ExitCode.USAGE_ERROR
-    if isinstance(exc, ConfigError | RuntimeNotFound | PackagingError):
+    if isinstance(exc, ConfigError | RuntimeNotFound | PackagingError | RayJobValidationError):
         return ExitCode.VALIDATION_ERROR  # QueueNotFound is a ConfigError
     if isinstance(exc, KubeconfigError):
         return ExitCode.NO_CLUSTER
-    if isinstance(exc, WaitError):
+    if isinstance(exc, WaitError | RayJobTimeout):
         return ExitCode.WAIT_FAILED
     if isinstance(exc, ApiError | LookupError):
         return ExitCode.API_ERROR  # also NotServed, DashboardNotExposed, "no pod yet"

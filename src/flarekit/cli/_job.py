@@ -32,6 +32,7 @@ from flarekit.cli._params import check_names, key_values, load_file, merge, pars
 
 if TYPE_CHECKING:
     from flarekit import Client, RayJob, TrainJob
+    from flarekit.job import JobStatus
     from flarekit_models._base import KubeResource
 
 __all__ = ["JobNotFound", "register"]
@@ -246,10 +247,42 @@ def _logs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stopped(status: JobStatus) -> bool:
+    """Whether the operators have stopped the job: KubeRay reports a RayJob Suspended (it
+    passes through Suspending while it deletes the job's cluster), a TrainJob reads as
+    Suspended; a job that ended meanwhile is left as it ended."""
+    from flarekit.job import JobState, RayJobStatus
+
+    if status.finished:
+        return True
+    if isinstance(status, RayJobStatus):
+        return status.deployment_status == "Suspended"
+    return status.state is JobState.SUSPENDED
+
+
 def _stop(args: argparse.Namespace) -> int:
+    """Ask for the stop, then (unless --no-wait) wait until the operators have stopped the
+    job: right after the request a queued job still reads as it was (Running), since Kueue
+    and the job's operator act on it only afterwards."""
+    from flarekit._wait import wait_until
+
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
     status = job.stop()
+    if not args.no_wait:
+        what = f"{status.kind} {status.namespace}/{status.name} to stop"
+        read: Callable[[], JobStatus] = job.status
+        status = wait_until(
+            read,
+            _stopped,
+            None,
+            timeout=args.timeout,
+            describe=what,
+            poll=0.2,
+            max_poll=2.0,
+            progress=False,
+            state=lambda current: current.summary,
+        )
     _emit_job(client, job, status, args)
     return 0
 
@@ -408,6 +441,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     logs.set_defaults(run=_logs)
 
     stop = _named(sub, "stop", "stop a job and keep it (a queued job's Workload is deactivated)")
+    stop.add_argument("--no-wait", action="store_true", help="return once the stop is asked for")
+    stop.add_argument(
+        "--timeout", type=seconds, default=120.0, help="seconds to wait until it stops (120)"
+    )
     add_common(stop)
     stop.set_defaults(run=_stop)
 

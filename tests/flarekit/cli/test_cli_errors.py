@@ -121,10 +121,14 @@ def test_every_command_takes_the_common_options() -> None:
         "version": [],
     }
     groups = _choices(build_parser())
-    # dev starts and stops the practice cluster: no kubeconfig, namespace or output to choose
-    assert set(groups) == set(leaves) | {"dev"}
-    for group, actions in leaves.items():
-        commands = [_choices(groups[group])[a] for a in actions] or [groups[group]]
+    # dev starts and stops the practice cluster, completion prints shell code: no kubeconfig,
+    # namespace or output to choose
+    assert set(groups) == set(leaves) | {"dev", "completion", "ray"}
+    ray_jobs = _choices(_choices(groups["ray"])["job"])
+    assert set(ray_jobs) == {"submit", "status", "logs", "list", "stop", "delete"}
+    for group, actions in [*leaves.items(), ("ray", list(ray_jobs))]:
+        parent = _choices(groups["ray"])["job"] if group == "ray" else groups[group]
+        commands = [_choices(parent)[a] for a in actions] or [groups[group]]
         for command in commands:
             options = {o for action in command._actions for o in action.option_strings}
             common = {"--namespace", "--context", "--kubeconfig", "--output", "--debug"}

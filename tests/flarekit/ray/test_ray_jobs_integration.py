@@ -4,8 +4,9 @@ in its own namespaces.
 Ray binds beyond loopback and `ray stop` kills every Ray process it can see, so the cluster never
 runs in the test's own namespaces: ray_head_in_netns.py runs under ``unshare`` with a private
 network (loopback only) and PID namespace, starts a head and a worker node once, runs
-integration_inner.py there, and stops Ray. This test checks the outcome, test by test, from the
-JUnit report, and that no process of that cluster is left.
+integration_inner.py and cli_inner.py (the ``flarekit ray job`` commands) there, and stops
+Ray. This test checks the outcome, test by test, from the JUnit report, and that no process
+of that cluster is left.
 
 The DDP jobs train with real PyTorch, from the virtualenv that ``make torch-venv`` puts in the
 user's cache (see torch_venv.py). Without it the test is skipped with the reason, except in CI
@@ -47,6 +48,12 @@ REQUIRED = {
     "test_ddp_training_with_a_relative_script_succeeds[1x2]",
     "test_ddp_training_with_a_relative_script_succeeds[2x1]",
     "test_stop_ends_every_torch_process_on_every_node",
+    # cli_inner.py: the `flarekit ray job` commands and the README's Ray jobs example
+    "test_cli_submit_follows_the_output_and_ends_with_the_status",
+    "test_cli_a_failing_job_exits_5",
+    "test_cli_stop_list_status_and_delete",
+    "test_cli_logs_follow_a_running_job",
+    "test_the_readme_ray_jobs_example_runs_in_bash_as_written",
 }
 
 
@@ -102,6 +109,7 @@ def test_ray_job_client_against_a_real_ray_head(tmp_path: Path) -> None:
                 str(HERE / "ray_head_in_netns.py"),
                 str(ray_temp),
                 str(junit),
+                str(HERE / "cli_inner.py"),
             ],
             env={**os.environ, "FLAREKIT_TORCH_BIN": str(torch_bin)},
             capture_output=True,
