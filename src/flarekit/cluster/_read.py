@@ -336,8 +336,10 @@ def from_raycluster(
         main = _Pod(groups[0].template)
         kwargs.update(main.resource_kwargs("worker_"), **_replicas(groups[0]))
         kwargs["worker_group_name"] = groups[0].group_name
-        kwargs["worker_pod_template"] = main.override(
-            WORKER_CONTAINER, head=head, cluster_envs=cluster_envs
+        kwargs.update(
+            worker_pod_template=main.override(
+                WORKER_CONTAINER, head=head, cluster_envs=cluster_envs
+            )
         )
     else:
         kwargs["num_workers"] = 0

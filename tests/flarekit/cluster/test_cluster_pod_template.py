@@ -37,9 +37,7 @@ AFFINITY: dict[str, Any] = {
 def _pods(config: ClusterConfiguration) -> list[dict[str, Any]]:
     """The pod templates of the rendered RayCluster: head, then each worker group."""
     spec = to_dict(render_raycluster(config))["spec"]
-    return [spec["headGroupSpec"]["template"]] + [
-        g["template"] for g in spec["workerGroupSpecs"]
-    ]
+    return [spec["headGroupSpec"]["template"]] + [g["template"] for g in spec["workerGroupSpecs"]]
 
 
 def _problems(**options: Any) -> dict[str, tuple[str, str]]:
@@ -145,7 +143,10 @@ def test_the_ray_container_merges_field_by_field() -> None:
                         "ports": [{"containerPort": 8080, "name": "metrics"}],
                         "securityContext": {"allowPrivilegeEscalation": False},
                         "env": [
-                            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+                            {
+                                "name": "POD",
+                                "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+                            }
                         ],
                         "resources": {"limits": {"ephemeral-storage": "1Gi"}},
                         "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
@@ -284,7 +285,10 @@ def test_what_a_parameter_sets_is_refused_naming_the_path_and_the_parameter() ->
         },
     )
     ray = "head_pod_template.spec.containers[0]"
-    owners = {field: message.removeprefix("flarekit sets this from ") for field, (message, _) in problems.items()}
+    owners = {
+        field: message.removeprefix("flarekit sets this from ")
+        for field, (message, _) in problems.items()
+    }
     assert owners == {
         f"{ray}.image": "image",
         f"{ray}.env[1].name": "envs",
@@ -404,7 +408,10 @@ def _with_overrides(**options: Any) -> ClusterConfiguration:
                         "name": "ray-head",
                         "ports": [{"containerPort": 8080}],
                         "env": [
-                            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+                            {
+                                "name": "POD",
+                                "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+                            }
                         ],
                         "resources": {"limits": {"ephemeral-storage": "1Gi"}},
                     },
@@ -414,7 +421,9 @@ def _with_overrides(**options: Any) -> ClusterConfiguration:
         },
         worker_pod_template={
             "spec": {
-                "containers": [{"name": "ray-worker", "env": [{"name": "ONLY_MAIN", "value": "1"}]}],
+                "containers": [
+                    {"name": "ray-worker", "env": [{"name": "ONLY_MAIN", "value": "1"}]}
+                ],
                 "volumes": [{"name": "scratch", "emptyDir": {}}],
             }
         },
