@@ -452,11 +452,11 @@ def _check_pod_overrides(report: ValidationReport, config: ClusterConfiguration)
     groups = config.worker_groups if isinstance(config.worker_groups, list) else []
     slots = [PodSlot(None), PodSlot(config.main_worker_group(), 0)]
     slots += [PodSlot(g, i + 1) for i, g in enumerate(groups) if isinstance(g, WorkerGroup)]
-    given = []
+    valid: list[PodSlot] = []
     for slot in slots:
         value = config.head_pod_template if slot.group is None else slot.group.pod_template
         if value is not None and check_pod_override(report, slot, value):
-            given.append(slot)
+            valid.append(slot)
     if not report:
-        for slot in given:
+        for slot in valid:
             ray_pod_template(config, slot, report)

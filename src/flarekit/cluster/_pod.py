@@ -278,11 +278,12 @@ def pod_override(value: PodTemplateSpec | Mapping[str, JsonValue]) -> PodTemplat
 
     if isinstance(value, PodTemplateSpec):
         return value
+    data: Mapping[str, object] = value
     match value:
         case {"spec": Mapping() as spec} if "containers" not in spec:
             # Containers are optional in an override: only the ones to change are given.
-            value = {**value, "spec": {**spec, "containers": []}}
-    return PodTemplateSpec.model_validate(value)
+            data = {**value, "spec": {**spec, "containers": []}}
+    return PodTemplateSpec.model_validate(data)
 
 
 def check_pod_override(report: ValidationReport, slot: PodSlot, value: object) -> bool:

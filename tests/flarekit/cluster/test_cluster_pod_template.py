@@ -20,7 +20,13 @@ from flarekit.cluster import (
     render_raycluster,
     to_dict,
 )
-from flarekit_models.core.v1 import Affinity, PodSpec, PodTemplateSpec, PodSecurityContext
+from flarekit_models.core.v1 import (
+    Affinity,
+    PodSecurityContext,
+    PodSpec,
+    PodTemplateSpec,
+    Toleration,
+)
 
 AFFINITY: dict[str, Any] = {
     "nodeAffinity": {
@@ -119,9 +125,11 @@ def test_rendering_shares_nothing_with_the_configuration() -> None:
     before = override.to_dict()
     config = ClusterConfiguration("demo", head_pod_template=override)
     cluster = render_raycluster(config)
-    head = cluster.spec.head_group_spec.template.spec  # type: ignore[union-attr]
-    head.containers[1].image = "changed"  # type: ignore[union-attr]
-    head.affinity.node_affinity = None  # type: ignore[union-attr]
+    assert cluster.spec is not None
+    head = cluster.spec.head_group_spec.template.spec
+    assert head is not None and head.affinity is not None
+    head.containers[1].image = "changed"
+    head.affinity.node_affinity = None
     assert override.to_dict() == before
     assert to_dict(config) == to_dict(ClusterConfiguration("demo", head_pod_template=before))
 
@@ -453,7 +461,7 @@ def test_what_a_parameter_can_hold_reads_back_into_the_parameter() -> None:
         },
     )
     back = from_raycluster(render(config))
-    assert back.head_tolerations == config.head_pod_template.spec.tolerations  # type: ignore[union-attr]
+    assert back.head_tolerations == [Toleration(key="spot", operator="Exists")]
     assert back.head_pod_template == PodTemplateSpec(spec=PodSpec(containers=[], host_pid=True))
     assert to_dict(back) == to_dict(config)
 
@@ -464,7 +472,9 @@ def test_a_foreign_ray_container_name_becomes_flarekits() -> None:
     head["containers"][0]["name"] = "main"
     head["containers"][0]["livenessProbe"] = {"exec": {"command": ["true"]}}
     config = from_raycluster(obj)
-    [ray] = config.head_pod_template.spec.containers  # type: ignore[union-attr]
+    template = config.head_pod_template
+    assert isinstance(template, PodTemplateSpec) and template.spec is not None
+    [ray] = template.spec.containers
     assert ray.name == "ray-head" and ray.liveness_probe is not None
     assert _pods(config)[0]["spec"]["containers"][0]["livenessProbe"] == {
         "exec": {"command": ["true"]}

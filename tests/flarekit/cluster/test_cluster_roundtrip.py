@@ -21,6 +21,7 @@ from flarekit.cluster import (
     render_raycluster,
     to_dict,
 )
+from flarekit_models.core.v1 import PodTemplateSpec
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
 
@@ -111,11 +112,10 @@ def test_the_rest_of_a_pod_is_read_into_its_pod_template() -> None:
     obj["spec"]["headGroupSpec"]["template"]["spec"]["containers"].append(sidecar)
     obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]["serviceAccountName"] = "ray"
     config = from_raycluster(obj)
-    assert config.head_pod_template is not None and config.worker_pod_template is not None
-    assert config.head_pod_template.to_dict() == {"spec": {"containers": [sidecar]}}
-    assert config.worker_pod_template.to_dict() == {
-        "spec": {"containers": [], "serviceAccountName": "ray"}
-    }
+    head, worker = config.head_pod_template, config.worker_pod_template
+    assert isinstance(head, PodTemplateSpec) and isinstance(worker, PodTemplateSpec)
+    assert head.to_dict() == {"spec": {"containers": [sidecar]}}
+    assert worker.to_dict() == {"spec": {"containers": [], "serviceAccountName": "ray"}}
     assert to_dict(config) == obj
 
 
