@@ -319,7 +319,32 @@ def check_pod_override(report: ValidationReport, slot: PodSlot, value: object) -
                 "and needs an image",
                 f"an image, or the name {slot.container!r} to change the Ray container",
             )
+    _check_json_names(report, template, field)
     return len(report) == before
+
+
+def _check_json_names(report: ValidationReport, value: object, path: str) -> None:
+    """Keys spelt as the models' Python attribute (``service_account_name``) instead of the
+    Kubernetes JSON name: kept as unknown fields, the API server would drop them silently.
+    Any other unknown key is kept (a newer Kubernetes may know it)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        for key, given_value in (value.__pydantic_extra__ or {}).items():
+            info = fields.get(key)
+            if info is not None and info.alias not in (None, key):
+                report.add(
+                    f"{path}.{key}",
+                    given_value,
+                    "a Python attribute name, not a Kubernetes JSON field name",
+                    f"{info.alias!r}",
+                )
+        for name in value.model_fields_set & set(fields):
+            _check_json_names(report, getattr(value, name), f"{path}.{_json_name(value, name)}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json_names(report, item, f"{path}[{i}]")
 
 
 # --- merging ------------------------------------------------------------------------------

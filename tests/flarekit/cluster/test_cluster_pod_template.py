@@ -383,6 +383,28 @@ def test_a_bad_override_is_named_by_its_path() -> None:
     assert "PodTemplateSpec or a dict" in problems["worker_pod_template"][0]
 
 
+def test_python_attribute_names_in_json_are_refused_other_unknown_keys_kept() -> None:
+    problems = _problems(
+        head_pod_template={
+            "spec": {
+                "service_account_name": "ray",
+                "containers": [{"name": "ray-head", "image_pull_policy": "Always"}],
+                "futureField": 1,
+            }
+        }
+    )
+    assert problems == {
+        "head_pod_template.spec.service_account_name": (
+            "a Python attribute name, not a Kubernetes JSON field name",
+            "'serviceAccountName'",
+        ),
+        "head_pod_template.spec.containers[0].image_pull_policy": (
+            "a Python attribute name, not a Kubernetes JSON field name",
+            "'imagePullPolicy'",
+        ),
+    }
+
+
 def test_an_added_container_needs_an_image() -> None:
     problems = _problems(head_pod_template={"spec": {"containers": [{"name": "ray"}]}})
     message, expected = problems["head_pod_template.spec.containers[0].image"]
