@@ -27,8 +27,9 @@ AFFINITY: dict[str, Any] = {
             {
                 "weight": 10,
                 "preference": {
-                    "matchExpressions": [{"key": "kubernetes.io/os", "operator": "In",
-                                          "values": ["linux"]}]  # fmt: skip
+                    "matchExpressions": [
+                        {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}
+                    ]
                 },
             }
         ]
@@ -61,8 +62,9 @@ def _config(namespace: str, lq: str, wrapped: bool) -> ClusterConfiguration:
             affinity=Affinity.model_validate(AFFINITY),
             service_account_name="ray",
             scheduler_name="default-scheduler",
-            security_context=PodSecurityContext(run_as_non_root=True, run_as_user=1000,
-                                                fs_group=1000),  # fmt: skip
+            security_context=PodSecurityContext(
+                run_as_non_root=True, run_as_user=1000, fs_group=1000
+            ),
         )
     )
     workers = {  # the same settings in Kubernetes JSON
