@@ -461,7 +461,7 @@ def _with_overrides(**options: Any) -> ClusterConfiguration:
             WorkerGroup(
                 "accel",
                 labels={"pool": "gaudi"},
-                pod_template={"metadata": {"labels": {"team": "a"}}, "spec": {"hostIPC": True}},
+                pod_template={"metadata": {"annotations": {"team": "a"}}, "spec": {"hostIPC": True}},
             )
         ],
         **options,
