@@ -14,6 +14,7 @@ an equal configuration.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from flarekit._json import JsonValue
@@ -152,18 +153,18 @@ class _Pod:
     def override(
         self,
         container: str,
+        shared: _Shared,
         *,
-        head: _Pod | None = None,
         labels: bool = False,
         cluster_envs: Mapping[str, str] | None = None,
     ) -> PodTemplateSpec | None:
         """What of this pod the parameters do not hold, as a pod override (None: nothing).
 
-        The Ray container (the first) is named `container`, flarekit's name for it. A worker
-        pod leaves out the volumes, mounts and pull secrets of the `head` (the parameters
-        render those into every pod); `labels`: the pod labels are a parameter (extra worker
-        groups); `cluster_envs`: only these variables are parameters (the main worker group,
-        whose variables are the cluster's), else every plain variable is.
+        The Ray container (the first) is named `container`, flarekit's name for it. The
+        `shared` volumes, mounts and pull secrets are parameters (rendered into every pod);
+        `labels`: the pod labels are a parameter (extra worker groups); `cluster_envs`: only
+        these variables are parameters (the main worker group, whose variables are the
+        cluster's), else every plain variable is.
         """
         if self.template is None:
             return None
@@ -174,13 +175,12 @@ class _Pod:
             rest.metadata = given(meta) if given(meta).model_fields_set else None
         spec = rest.spec
         if spec is not None:
-            rendered = head if head is not None else self
-            volumes = {v.name for v in rendered.volumes}
-            mounts = {m.mount_path for m in rendered.volume_mounts}
-            secrets = set(rendered.image_pull_secrets)
+            volumes = {v.name for v in shared.volumes}
+            mounts = {m.mount_path for m in shared.volume_mounts}
             spec.volumes = [v for v in spec.volumes or [] if v.name not in volumes] or None
             refs = spec.image_pull_secrets or []
-            spec.image_pull_secrets = [r for r in refs if r.name not in secrets] or None
+            kept = [r for r in refs if r.name not in shared.image_pull_secrets]
+            spec.image_pull_secrets = kept or None
             spec.tolerations = None
             spec.node_selector = None
             ray = [_ray_rest(c, container, mounts, cluster_envs) for c in spec.containers[:1]]
@@ -189,6 +189,33 @@ class _Pod:
             if not spec.containers and spec.model_fields_set <= {"containers"}:
                 rest.spec = None
         return given(rest) if given(rest).model_fields_set else None
+
+
+@dataclass
+class _Shared:
+    """What the cluster-wide parameters ``volumes``, ``volume_mounts`` and
+    ``image_pull_secrets`` hold: the volumes every pod has alike, the mounts of those every
+    Ray container has alike, and the head's pull secrets (appended to every pod's)."""
+
+    volumes: list[Volume]
+    volume_mounts: list[VolumeMount]
+    image_pull_secrets: list[str]
+
+    @classmethod
+    def of(cls, head: _Pod, workers: list[_Pod]) -> _Shared:
+        def everywhere(
+            item: KubeModel, lists: list[list[Volume]] | list[list[VolumeMount]]
+        ) -> bool:
+            return all(item.to_dict() in [i.to_dict() for i in items] for items in lists)
+
+        volumes = [v for v in head.volumes if everywhere(v, [w.volumes for w in workers])]
+        names = {v.name for v in volumes}
+        mounts = [
+            m
+            for m in head.volume_mounts
+            if m.name in names and everywhere(m, [w.volume_mounts for w in workers])
+        ]
+        return cls(volumes, mounts, head.image_pull_secrets)
 
 
 def _ray_rest(
@@ -309,6 +336,7 @@ def from_raycluster(
     spec = cluster.spec
     head = _Pod(spec.head_group_spec.template if spec is not None else None)
     groups = list(spec.worker_group_specs or []) if spec is not None else []
+    shared = _Shared.of(head, [_Pod(group.template) for group in groups])
     image = head.image
     cluster_envs = head.envs()
     autoscaling = spec is not None and spec.enable_in_tree_autoscaling is True
@@ -318,9 +346,9 @@ def from_raycluster(
         "ray_version": spec.ray_version if spec is not None else None,
         **head.resource_kwargs("head_"),
         "envs": cluster_envs,
-        "head_pod_template": head.override(HEAD_CONTAINER),
-        "volumes": head.volumes,
-        "volume_mounts": head.volume_mounts,
+        "head_pod_template": head.override(HEAD_CONTAINER, shared),
+        "volumes": shared.volumes,
+        "volume_mounts": shared.volume_mounts,
         "image_pull_secrets": head.image_pull_secrets,
         "labels": {**((metadata.labels or {}) if metadata is not None else {}), **kueue},
         "annotations": dict((metadata.annotations or {}) if metadata is not None else {}),
@@ -337,9 +365,7 @@ def from_raycluster(
         kwargs.update(main.resource_kwargs("worker_"), **_replicas(groups[0]))
         kwargs["worker_group_name"] = groups[0].group_name
         kwargs.update(
-            worker_pod_template=main.override(
-                WORKER_CONTAINER, head=head, cluster_envs=cluster_envs
-            )
+            worker_pod_template=main.override(WORKER_CONTAINER, shared, cluster_envs=cluster_envs)
         )
     else:
         kwargs["num_workers"] = 0
@@ -354,7 +380,7 @@ def from_raycluster(
                 **_replicas(group),  # type: ignore[arg-type]
                 envs=pod.envs(minus=cluster_envs),
                 labels=pod.labels(),
-                pod_template=pod.override(WORKER_CONTAINER, head=head, labels=True),
+                pod_template=pod.override(WORKER_CONTAINER, shared, labels=True),
             )
         )
     kwargs["worker_groups"] = extra

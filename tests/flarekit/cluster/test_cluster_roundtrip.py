@@ -203,7 +203,7 @@ def _leaves(value: Any, path: str = "") -> set[str]:
             for i, v in enumerate(value)
             for p in _leaves(v, f"{path}[{v.get('name', i) if isinstance(v, dict) else i}]")
         }
-    return {f"{path}={value!r}"}
+    return {f"{path}={value}"}  # a quantity may be written 4 or "4"
 
 
 def _pod_leaves(obj: dict[str, Any]) -> set[str]:
