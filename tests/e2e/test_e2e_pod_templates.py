@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 from e2e_support import Backend, small_cluster
 
-from flarekit.cluster import Cluster, ClusterConfiguration, ClusterState, get_cluster
+from flarekit.cluster import (
+    Cluster,
+    ClusterConfiguration,
+    ClusterState,
+    get_cluster,
+    render_raycluster,
+    to_dict,
+)
 from flarekit_models.core.v1 import (
     Affinity,
     Container,
@@ -135,11 +142,13 @@ def test_pod_template_settings_reach_the_ray_pods(
             "ray",
             "default-scheduler",
         )
-    if not wrapped:
-        # Applying what was read keeps them (server-side apply would drop fields left out).
-        again.apply()
-        [stored] = backend.objects("rayclusters", namespace)
-        _check_pod_spec(stored["spec"]["headGroupSpec"]["template"]["spec"], "re-applied")
+    # What it renders again keeps them (applying it would not take them away).
+    rendered = to_dict(render_raycluster(again.config))["spec"]
+    for template in [
+        rendered["headGroupSpec"]["template"],
+        rendered["workerGroupSpecs"][0]["template"],
+    ]:
+        _check_pod_spec(template["spec"], "rendered from the configuration read back")
 
     assert cluster.down(wait=True, **backend.waits)
     backend.wait(lambda: not backend.objects("rayclusters", namespace), "the RayCluster goes")
