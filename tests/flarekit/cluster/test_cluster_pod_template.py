@@ -461,7 +461,10 @@ def _with_overrides(**options: Any) -> ClusterConfiguration:
             WorkerGroup(
                 "accel",
                 labels={"pool": "gaudi"},
-                pod_template={"metadata": {"annotations": {"team": "a"}}, "spec": {"hostIPC": True}},
+                pod_template={
+                    "metadata": {"annotations": {"team": "a"}},
+                    "spec": {"hostIPC": True},
+                },
             )
         ],
         **options,
