@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from e2e_support import Backend, small_cluster
 
+from flarekit import Client
 from flarekit.cluster import (
     Cluster,
     ClusterConfiguration,
