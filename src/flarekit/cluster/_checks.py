@@ -1,7 +1,8 @@
 """Every check of a :class:`~flarekit.cluster.ClusterConfiguration`, reported together.
 
 Each problem names the parameter as the user wrote it (``worker_memory_requests``) or the
-path inside it (``worker_groups[1].memory_requests``, ``volumes[0].configMap.name``).
+path inside it (``worker_groups[1].memory_requests``, ``volumes[0].configMap.name``,
+``head_pod_template.spec.containers[0].image``).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def validate(config: ClusterConfiguration) -> ValidationReport:
     _check_kueue(report, config)
     _check_bool(report, "appwrapper", config.appwrapper)
     _check_gcs(report, config)
+    _check_pod_overrides(report, config)
     return report
 
 
@@ -440,3 +442,21 @@ def _check_gcs(report: ValidationReport, config: ClusterConfiguration) -> None:
         report.add(
             "external_storage_namespace", namespace, "expected a non-empty string", "a string"
         )
+
+
+def _check_pod_overrides(report: ValidationReport, config: ClusterConfiguration) -> None:
+    """Each pod override as given; then, once every parameter is valid (the pods can be
+    rendered), where an override meets what a parameter sets (see `flarekit.cluster._pod`)."""
+    from flarekit.cluster._pod import PodSlot, check_pod_override, ray_pod_template
+
+    groups = config.worker_groups if isinstance(config.worker_groups, list) else []
+    slots = [PodSlot(None), PodSlot(config.main_worker_group(), 0)]
+    slots += [PodSlot(g, i + 1) for i, g in enumerate(groups) if isinstance(g, WorkerGroup)]
+    valid: list[PodSlot] = []
+    for slot in slots:
+        value = config.head_pod_template if slot.group is None else slot.group.pod_template
+        if value is not None and check_pod_override(report, slot, value):
+            valid.append(slot)
+    if not report:
+        for slot in valid:
+            ray_pod_template(config, slot, report)

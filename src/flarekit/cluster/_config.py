@@ -13,8 +13,8 @@ one read back from the RayCluster it renders:
   stored as ``"8G"``; give a unit (``"8Gi"``, ``"512Mi"``) for anything else;
 * a ``float`` quantity is stored as its canonical string (``0.5`` CPUs -> ``"500m"``);
 * extended resource counts are stored as ``int``;
-* volumes, volume mounts and tolerations given as dicts become the typed models of
-  ``flarekit_models.core.v1``;
+* volumes, volume mounts, tolerations and pod templates given as dicts become the typed
+  models of ``flarekit_models.core.v1``;
 * the Kueue labels ``kueue.x-k8s.io/queue-name`` and ``kueue.x-k8s.io/priority-class`` in
   ``labels`` become ``local_queue`` and ``priority_class``;
 * a missing ``ray_version`` is read from the image tag (``rayproject/ray:2.9.0-py311`` ->
@@ -39,7 +39,7 @@ from flarekit.cluster._worker_group import QuantityValue, WorkerGroup
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeModel
-    from flarekit_models.core.v1 import Toleration, Volume, VolumeMount
+    from flarekit_models.core.v1 import PodTemplateSpec, Toleration, Volume, VolumeMount
 
 __all__ = [
     "DEFAULT_IMAGE_REPOSITORY",
@@ -70,12 +70,19 @@ class ClusterConfiguration:
     * ``head_cpu_requests`` / ``_limits`` (2 / 2), ``head_memory_requests`` / ``_limits``
       (8 / 8, gigabytes when bare), ``head_extended_resource_requests`` (``{}``; e.g.
       ``{"nvidia.com/gpu": 1}``), ``head_tolerations``, ``head_node_selector``.
+    * ``head_pod_template`` / ``worker_pod_template`` (``None``): the rest of the head's /
+      main worker group's pods (affinity, ``serviceAccountName``, ``schedulerName``,
+      ``securityContext``, sidecars, ...) as a ``flarekit_models.core.v1.PodTemplateSpec``
+      or its Kubernetes JSON, merged into what the parameters render by the rules of
+      `flarekit.cluster._pod` (maps by key, containers, env and volumes by name,
+      tolerations appended; what a parameter sets is refused there, naming the parameter).
     * ``num_workers`` (1), ``min_workers`` / ``max_workers`` (``None``: ``num_workers``),
       ``worker_cpu_requests`` / ``_limits`` (1 / 1), ``worker_memory_requests`` / ``_limits``
       (2 / 2), ``worker_extended_resource_requests``, ``worker_tolerations``,
       ``worker_node_selector``, ``worker_group_name`` (``"workers"``).
     * ``worker_groups``: extra :class:`WorkerGroup` s, each with its own resources, image,
-      tolerations, node selector, ``envs`` (over the cluster's) and pod ``labels``.
+      tolerations, node selector, ``envs`` (over the cluster's), pod ``labels`` and
+      ``pod_template``.
     * ``extended_resource_mapping``: more device resources and the Ray resource each one
       becomes (``{"example.com/fpga": "FPGA"}``); these win over the built-in ones
       (``nvidia.com/gpu``, ``amd.com/gpu``, ``intel.com/gpu`` -> ``GPU``, ``google.com/tpu``
@@ -114,6 +121,7 @@ class ClusterConfiguration:
     head_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
     head_tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
     head_node_selector: dict[str, str] = field(default_factory=dict)
+    head_pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None
 
     num_workers: int = 1
     min_workers: int | None = None
@@ -125,6 +133,7 @@ class ClusterConfiguration:
     worker_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
     worker_tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
     worker_node_selector: dict[str, str] = field(default_factory=dict)
+    worker_pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None
     worker_group_name: str = "workers"
     worker_groups: list[WorkerGroup] = field(default_factory=list)
 
@@ -183,6 +192,7 @@ class ClusterConfiguration:
             extended_resource_requests=self.worker_extended_resource_requests,
             tolerations=self.worker_tolerations,
             node_selector=self.worker_node_selector,
+            pod_template=self.worker_pod_template,
         )
 
     def all_worker_groups(self) -> list[WorkerGroup]:
@@ -228,6 +238,18 @@ def _models(
     return [item if isinstance(item, model) else model.model_validate(item) for item in items]
 
 
+def _pod_template(
+    value: PodTemplateSpec | Mapping[str, JsonValue] | None,
+) -> PodTemplateSpec | Mapping[str, JsonValue] | None:
+    """A pod override as the model; one that sets nothing is no override (``None``)."""
+    if value is None:
+        return None
+    from flarekit.cluster._pod import pod_override
+
+    template = pod_override(value)
+    return template if template.model_fields_set else None
+
+
 def _normalize_group(group: WorkerGroup | ClusterConfiguration, prefix: str) -> None:
     for kind in ("cpu_requests", "cpu_limits"):
         setattr(group, prefix + kind, _cpu(getattr(group, prefix + kind)))
@@ -239,6 +261,8 @@ def _normalize_group(group: WorkerGroup | ClusterConfiguration, prefix: str) -> 
     )
     tolerations = prefix + "tolerations"
     setattr(group, tolerations, _models("Toleration", getattr(group, tolerations)))
+    template = prefix + "pod_template"
+    setattr(group, template, _pod_template(getattr(group, template)))
 
 
 def _normalize(config: ClusterConfiguration) -> None:

@@ -3,15 +3,19 @@
 Why: to change a running cluster's configuration, to copy one someone else made, or to
 check that a rendered object says what was meant. The object may come from anywhere (a
 server, a YAML file, another tool), so missing fields are fine: an absent CPU limit reads
-as ``None``, not as a default. What a configuration cannot express (sidecars, probes,
-custom ``rayStartParams``, ...) is left out; for an object :func:`~flarekit.cluster.render`
-made, reading it back gives an equal configuration.
+as ``None``, not as a default. What of a pod the parameters do not hold (affinity, a service
+account, sidecars, probes, ...) becomes the pod override (``head_pod_template``,
+``worker_pod_template``, ``WorkerGroup.pod_template``), so applying a configuration read from
+a cluster keeps it; what a configuration cannot express at all (custom ``rayStartParams``,
+...) is left out. For an object :func:`~flarekit.cluster.render` made, reading it back gives
+an equal configuration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from flarekit._json import JsonValue
 from flarekit._quantity import QuantityError, format_quantity, is_bare_number, parse_quantity
@@ -22,11 +26,13 @@ from flarekit.cluster._config import (
     ClusterConfiguration,
     WorkerGroup,
 )
+from flarekit.cluster._pod import HEAD_CONTAINER, WORKER_CONTAINER, given
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeModel
     from flarekit_models.core.v1 import (
         Container,
+        EnvVar,
         PodSpec,
         PodTemplateSpec,
         Toleration,
@@ -56,10 +62,23 @@ def _memory(value: int | str | None) -> int | str | None:
     return f"{(exact / 1000).normalize():f}k"
 
 
+def _is_device(name: str) -> bool:
+    return not (name in _NOT_DEVICES or name.startswith("hugepages-"))
+
+
+_A = TypeVar("_A")
+
+
+def _not_parameters(amounts: Mapping[str, _A] | None) -> dict[str, _A] | None:
+    """The amounts no resource parameter holds (``ephemeral-storage``, ``hugepages-*``)."""
+    kept = {k: v for k, v in (amounts or {}).items() if k not in ("cpu", "memory")}
+    return {k: v for k, v in kept.items() if not _is_device(k)} or None
+
+
 def _devices(amounts: Mapping[str, int | str]) -> dict[str, int | str]:
     devices: dict[str, int | str] = {}
     for name, amount in amounts.items():
-        if name in _NOT_DEVICES or name.startswith("hugepages-"):
+        if not _is_device(name):
             continue
         try:
             exact = parse_quantity(amount)
@@ -130,6 +149,93 @@ class _Pod:
         found = {e.name: e.value or "" for e in env if e.value_from is None}
         shared = minus or {}
         return {k: v for k, v in found.items() if shared.get(k) != v}
+
+    def override(
+        self,
+        container: str,
+        shared: _Shared,
+        *,
+        labels: bool = False,
+        cluster_envs: Mapping[str, str] | None = None,
+    ) -> PodTemplateSpec | None:
+        """What of this pod the parameters do not hold, as a pod override (None: nothing).
+
+        The Ray container (the first) is named `container`, flarekit's name for it. The
+        `shared` volumes, mounts and pull secrets are parameters (rendered into every pod);
+        `labels`: the pod labels are a parameter (extra worker groups); `cluster_envs`: only
+        these variables are parameters (the main worker group, whose variables are the
+        cluster's), else every plain variable is.
+        """
+        if self.template is None:
+            return None
+        rest = self.template.model_copy(deep=True)
+        meta = rest.metadata
+        if meta is not None and labels:
+            meta.labels = None
+            rest.metadata = given(meta) if given(meta).model_fields_set else None
+        spec = rest.spec
+        if spec is not None:
+            volumes = {v.name for v in shared.volumes}
+            mounts = {m.mount_path for m in shared.volume_mounts}
+            spec.volumes = [v for v in spec.volumes or [] if v.name not in volumes] or None
+            refs = spec.image_pull_secrets or []
+            kept = [r for r in refs if r.name not in shared.image_pull_secrets]
+            spec.image_pull_secrets = kept or None
+            spec.tolerations = None
+            spec.node_selector = None
+            ray = [_ray_rest(c, container, mounts, cluster_envs) for c in spec.containers[:1]]
+            spec.containers = [c for c in ray if c is not None] + spec.containers[1:]
+            given(spec)
+            if not spec.containers and spec.model_fields_set <= {"containers"}:
+                rest.spec = None
+        return given(rest) if given(rest).model_fields_set else None
+
+
+@dataclass
+class _Shared:
+    """What the cluster-wide parameters ``volumes``, ``volume_mounts`` and
+    ``image_pull_secrets`` hold: the volumes every pod has alike, the mounts of those every
+    Ray container has alike, and the head's pull secrets (appended to every pod's)."""
+
+    volumes: list[Volume]
+    volume_mounts: list[VolumeMount]
+    image_pull_secrets: list[str]
+
+    @classmethod
+    def of(cls, head: _Pod, workers: list[_Pod]) -> _Shared:
+        def everywhere(
+            item: KubeModel, lists: list[list[Volume]] | list[list[VolumeMount]]
+        ) -> bool:
+            return all(item.to_dict() in [i.to_dict() for i in items] for items in lists)
+
+        volumes = [v for v in head.volumes if everywhere(v, [w.volumes for w in workers])]
+        names = {v.name for v in volumes}
+        mounts = [
+            m
+            for m in head.volume_mounts
+            if m.name in names and everywhere(m, [w.volume_mounts for w in workers])
+        ]
+        return cls(volumes, mounts, head.image_pull_secrets)
+
+
+def _ray_rest(
+    ray: Container, name: str, mounts: set[str], cluster_envs: Mapping[str, str] | None
+) -> Container | None:
+    """What of the Ray container the parameters do not hold (None: nothing but its name)."""
+
+    def is_parameter(env: EnvVar) -> bool:
+        return env.value_from is None and (cluster_envs is None or env.name in cluster_envs)
+
+    ray.name = name
+    ray.image = None
+    resources = ray.resources
+    if resources is not None:
+        resources.requests = _not_parameters(resources.requests)
+        resources.limits = _not_parameters(resources.limits)
+        ray.resources = given(resources) if given(resources).model_fields_set else None
+    ray.env = [e for e in ray.env or [] if not is_parameter(e)] or None
+    ray.volume_mounts = [m for m in ray.volume_mounts or [] if m.mount_path not in mounts] or None
+    return ray if given(ray).model_fields_set - {"name"} else None
 
 
 def _replicas(group: WorkerGroupSpec) -> dict[str, int | None]:
@@ -230,6 +336,7 @@ def from_raycluster(
     spec = cluster.spec
     head = _Pod(spec.head_group_spec.template if spec is not None else None)
     groups = list(spec.worker_group_specs or []) if spec is not None else []
+    shared = _Shared.of(head, [_Pod(group.template) for group in groups])
     image = head.image
     cluster_envs = head.envs()
     autoscaling = spec is not None and spec.enable_in_tree_autoscaling is True
@@ -239,8 +346,9 @@ def from_raycluster(
         "ray_version": spec.ray_version if spec is not None else None,
         **head.resource_kwargs("head_"),
         "envs": cluster_envs,
-        "volumes": head.volumes,
-        "volume_mounts": head.volume_mounts,
+        "head_pod_template": head.override(HEAD_CONTAINER, shared),
+        "volumes": shared.volumes,
+        "volume_mounts": shared.volume_mounts,
         "image_pull_secrets": head.image_pull_secrets,
         "labels": {**((metadata.labels or {}) if metadata is not None else {}), **kueue},
         "annotations": dict((metadata.annotations or {}) if metadata is not None else {}),
@@ -256,6 +364,9 @@ def from_raycluster(
         main = _Pod(groups[0].template)
         kwargs.update(main.resource_kwargs("worker_"), **_replicas(groups[0]))
         kwargs["worker_group_name"] = groups[0].group_name
+        kwargs.update(
+            worker_pod_template=main.override(WORKER_CONTAINER, shared, cluster_envs=cluster_envs)
+        )
     else:
         kwargs["num_workers"] = 0
     extra = []
@@ -269,6 +380,7 @@ def from_raycluster(
                 **_replicas(group),  # type: ignore[arg-type]
                 envs=pod.envs(minus=cluster_envs),
                 labels=pod.labels(),
+                pod_template=pod.override(WORKER_CONTAINER, shared, labels=True),
             )
         )
     kwargs["worker_groups"] = extra

@@ -2,7 +2,8 @@
 
 :func:`render_raycluster` builds a ``RayCluster`` (ray.io/v1): a head group and one worker
 group per :class:`WorkerGroup`, container resources from the CPU / memory / device
-parameters, and ``rayStartParams`` telling Ray about the devices (``num-gpus``, and
+parameters (with the pod overrides merged in by the rules of `flarekit.cluster._pod`),
+and ``rayStartParams`` telling Ray about the devices (``num-gpus``, and
 ``resources`` as the shell-quoted JSON KubeRay passes to ``ray start``). With
 ``appwrapper=True``, :func:`render` wraps it in an ``AppWrapper``
 (workload.codeflare.dev/v1beta2), whose ``spec.components[0].template`` holds the
@@ -23,26 +24,26 @@ keys, the same text for the same configuration.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from flarekit._json import JsonObject, JsonValue
-from flarekit.cluster._config import (
-    PRIORITY_LABEL,
-    QUEUE_LABEL,
-    ClusterConfiguration,
-    WorkerGroup,
+from flarekit._json import JsonObject
+from flarekit._validation import ValidationReport
+from flarekit.cluster._config import PRIORITY_LABEL, QUEUE_LABEL, ClusterConfiguration
+from flarekit.cluster._pod import (
+    HEAD_CONTAINER,
+    WORKER_CONTAINER,
+    PodSlot,
+    given,
+    pod_slots,
+    ray_pod_template,
 )
-from flarekit.cluster._worker_group import QuantityValue
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeModel
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
-    from flarekit_models.core.v1 import PodTemplateSpec, ResourceRequirements, Toleration
     from flarekit_models.meta.v1 import ObjectMeta
     from flarekit_models.ray.v1 import GcsFaultToleranceOptions, RayCluster, WorkerGroupSpec
-
-_M = TypeVar("_M", bound="KubeModel")
 
 __all__ = [
     "HEAD_CONTAINER",
@@ -56,10 +57,6 @@ __all__ = [
     "to_dict",
     "to_yaml",
 ]
-
-#: Names of the Ray containers (KubeRay runs Ray in the first container of each pod).
-HEAD_CONTAINER = "ray-head"
-WORKER_CONTAINER = "ray-worker"
 
 
 def encode_ray_resources(resources: Mapping[str, int]) -> str:
@@ -109,101 +106,13 @@ def ray_start_params(
     return params
 
 
-def _given(model: _M) -> _M:
-    """`model` with the fields passed as None marked unset: a rendered object holds only
-    what the configuration says (its JSON has no nulls)."""
-    fields = model.model_fields_set
-    for name in [name for name in fields if getattr(model, name) is None]:
-        fields.discard(name)
-    return model
-
-
-def _copies(kind: type[_M], items: Sequence[_M | Mapping[str, object]]) -> list[_M] | None:
-    """Fresh models of `items` (a rendered object shares nothing with its configuration);
-    None for none."""
-    return [
-        item.model_copy(deep=True) if isinstance(item, kind) else kind.model_validate(item)
-        for item in items
-    ] or None
-
-
-def _resources(
-    cpu_requests: QuantityValue | None,
-    cpu_limits: QuantityValue | None,
-    memory_requests: QuantityValue | None,
-    memory_limits: QuantityValue | None,
-    devices: Mapping[str, int | str],
-) -> ResourceRequirements | None:
-    from flarekit_models.core.v1 import ResourceRequirements
-
-    # Devices cannot be overcommitted: Kubernetes wants request == limit.
-    requests = {"cpu": cpu_requests, "memory": memory_requests, **devices}
-    limits = {"cpu": cpu_limits, "memory": memory_limits, **devices}
-    given_requests = {k: v for k, v in requests.items() if v is not None}
-    given_limits = {k: v for k, v in limits.items() if v is not None}
-    if not given_requests and not given_limits:
-        return None
-    return _given(
-        ResourceRequirements(
-            requests=given_requests or None,
-            limits=given_limits or None,
-        )
-    )
-
-
-def _pod_template(
-    config: ClusterConfiguration,
-    container_name: str,
-    image: str,
-    resources: ResourceRequirements | None,
-    tolerations: list[Toleration | Mapping[str, JsonValue]],
-    node_selector: dict[str, str],
-    group: WorkerGroup | None = None,
-) -> PodTemplateSpec:
-    """A Ray node's pod template; a worker `group`'s own envs win over the cluster's."""
-    from flarekit_models.core.v1 import (
-        Container,
-        EnvVar,
-        LocalObjectReference,
-        PodSpec,
-        PodTemplateSpec,
-        Toleration,
-        Volume,
-        VolumeMount,
-    )
-    from flarekit_models.meta.v1 import ObjectMeta
-
-    envs = {**config.envs, **(group.envs if group is not None else {})}
-    container = Container(
-        name=container_name,
-        image=image,
-        resources=resources,
-        env=[EnvVar(name=k, value=v) for k, v in envs.items()] or None,
-        volume_mounts=_copies(VolumeMount, config.volume_mounts),
-    )
-    spec = PodSpec(
-        containers=[_given(container)],
-        volumes=_copies(Volume, config.volumes),
-        tolerations=_copies(Toleration, tolerations),
-        node_selector=dict(node_selector) or None,
-        image_pull_secrets=[LocalObjectReference(name=s) for s in config.image_pull_secrets]
-        or None,
-    )
-    labels = dict(group.labels) if group is not None and group.labels else None
-    metadata = ObjectMeta(labels=labels) if labels else None
-    return _given(PodTemplateSpec(metadata=metadata, spec=_given(spec)))
-
-
-def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> WorkerGroupSpec:
+def _worker_group(
+    config: ClusterConfiguration, slot: PodSlot, report: ValidationReport
+) -> WorkerGroupSpec:
     from flarekit_models.ray.v1 import WorkerGroupSpec
 
-    resources = _resources(
-        group.cpu_requests,
-        group.cpu_limits,
-        group.memory_requests,
-        group.memory_limits,
-        group.extended_resource_requests,
-    )
+    group = slot.group
+    assert group is not None  # a worker group's slot
     return WorkerGroupSpec(
         group_name=group.name,
         replicas=group.num_workers,
@@ -212,15 +121,7 @@ def _worker_group(config: ClusterConfiguration, group: WorkerGroup) -> WorkerGro
         ray_start_params=ray_start_params(
             group.extended_resource_requests, config.resource_mapping
         ),
-        template=_pod_template(
-            config,
-            WORKER_CONTAINER,
-            group.image or config.effective_image,
-            resources,
-            group.tolerations,
-            group.node_selector,
-            group,
-        ),
+        template=ray_pod_template(config, slot, report),
     )
 
 
@@ -238,7 +139,7 @@ def _metadata(
 ) -> ObjectMeta:
     from flarekit_models.meta.v1 import ObjectMeta
 
-    return _given(
+    return given(
         ObjectMeta(
             name=config.name,
             namespace=config.namespace or None,
@@ -260,26 +161,18 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     labels = dict(config.labels)
     if not wrapped:
         labels.update(_kueue_labels(config))
-    head_resources = _resources(
-        config.head_cpu_requests,
-        config.head_cpu_limits,
-        config.head_memory_requests,
-        config.head_memory_limits,
-        config.head_extended_resource_requests,
-    )
+    # Conflicts between a pod override and the parameters are found by validation; a
+    # configuration changed since is refused here rather than rendered half-merged.
+    report = ValidationReport(f"ClusterConfiguration {config.name!r}")
+    head_slot, *group_slots = pod_slots(config)
     head = HeadGroupSpec(
         ray_start_params=ray_start_params(
             config.head_extended_resource_requests, config.resource_mapping
         ),
-        template=_pod_template(
-            config,
-            HEAD_CONTAINER,
-            config.effective_image,
-            head_resources,
-            config.head_tolerations,
-            config.head_node_selector,
-        ),
+        template=ray_pod_template(config, head_slot, report),
     )
+    workers = [_worker_group(config, slot, report) for slot in group_slots]
+    report.raise_if_problems()
     idle = config.autoscaler_idle_timeout_seconds if config.enable_autoscaling else None
     spec = RayClusterSpec(
         ray_version=config.ray_version or None,
@@ -289,10 +182,10 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
         ),
         gcs_fault_tolerance_options=_gcs_options(config) if config.enable_gcs_ft else None,
         head_group_spec=head,
-        worker_group_specs=[_worker_group(config, g) for g in config.all_worker_groups()],
+        worker_group_specs=workers,
     )
     return RayCluster(
-        metadata=_metadata(config, labels, dict(config.annotations)), spec=_given(spec)
+        metadata=_metadata(config, labels, dict(config.annotations)), spec=given(spec)
     )
 
 
@@ -305,7 +198,7 @@ def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
         secret = config.redis_password_secret
         ref = SecretKeySelector(name=secret["name"], key=secret["key"])
         password = RedisPassword(value_from=EnvVarSource(secret_key_ref=ref))
-    return _given(
+    return given(
         GcsFaultToleranceOptions(
             redis_address=config.redis_address,
             redis_password=password,

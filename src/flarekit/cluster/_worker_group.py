@@ -10,7 +10,7 @@ from flarekit._json import JsonValue
 from flarekit.cluster._names import suggest_names
 
 if TYPE_CHECKING:
-    from flarekit_models.core.v1 import Toleration
+    from flarekit_models.core.v1 import PodTemplateSpec, Toleration
 
 __all__ = ["QuantityValue", "WorkerGroup"]
 
@@ -49,3 +49,7 @@ class WorkerGroup:
     envs: dict[str, str] = field(default_factory=dict)
     #: Labels on this group's pods (not on the RayCluster: that is the cluster's ``labels``).
     labels: dict[str, str] = field(default_factory=dict)
+    #: The rest of this group's pods (affinity, ``serviceAccountName``, sidecars, ...): a
+    #: ``flarekit_models.core.v1.PodTemplateSpec`` or its Kubernetes JSON, merged into what
+    #: the other fields render (see ``ClusterConfiguration``'s ``worker_pod_template``).
+    pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None

@@ -114,3 +114,37 @@ def test_unreadable_or_malformed_files_are_usage_errors(tmp_path: Path) -> None:
     nameless = flarekit(None, "cluster", "render")
     assert nameless.code == ExitCode.USAGE_ERROR
     assert "needs a name" in one_error_line(nameless)
+
+
+POD_TEMPLATES = """\
+name: demo
+head_pod_template:
+  spec:
+    serviceAccountName: ray
+    securityContext: {runAsNonRoot: true}
+worker_groups:
+  - name: gpus
+    pod_template:
+      spec:
+        schedulerName: custom
+        containers: [{name: exporter, image: prom/node-exporter:v1.8.0}]
+"""
+
+
+def test_pod_templates_from_a_file_are_merged_and_conflicts_named(tmp_path: Path) -> None:
+    config = tmp_path / "cfg.yaml"
+    config.write_text(POD_TEMPLATES)
+    result = flarekit(None, "cluster", "render", "-f", str(config))
+    assert result.code == 0, result
+    spec = yaml.safe_load(result.out)["spec"]
+    head = spec["headGroupSpec"]["template"]["spec"]
+    assert (head["serviceAccountName"], head["securityContext"]) == ("ray", {"runAsNonRoot": True})
+    gpus = spec["workerGroupSpecs"][1]["template"]["spec"]
+    assert gpus["schedulerName"] == "custom"
+    assert [c["name"] for c in gpus["containers"]] == ["ray-worker", "exporter"]
+    config.write_text(POD_TEMPLATES + "head_node_selector: {pool: cpu}\n"
+                      + "worker_pod_template: {spec: {nodeSelector: {pool: a}}}\n"
+                      + "worker_node_selector: {pool: b}\n")  # fmt: skip
+    refused = flarekit(None, "cluster", "render", "-f", str(config))
+    assert refused.code == ExitCode.VALIDATION_ERROR
+    assert "worker_pod_template.spec.nodeSelector['pool']" in one_error_line(refused)

@@ -21,6 +21,7 @@ from flarekit.cluster import (
     render_raycluster,
     to_dict,
 )
+from flarekit_models.core.v1 import PodTemplateSpec
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
 
@@ -102,8 +103,20 @@ def test_what_a_configuration_cannot_express_is_left_out() -> None:
     obj = to_dict(ClusterConfiguration("demo"))
     obj["spec"]["autoscalerOptions"] = {"idleTimeoutSeconds": 30}
     obj["spec"]["headGroupSpec"]["rayStartParams"] = {"num-cpus": "0"}
-    obj["spec"]["headGroupSpec"]["template"]["spec"]["containers"].append({"name": "sidecar"})
     assert from_raycluster(obj) == ClusterConfiguration("demo")
+
+
+def test_the_rest_of_a_pod_is_read_into_its_pod_template() -> None:
+    obj = to_dict(ClusterConfiguration("demo"))
+    sidecar = {"name": "sidecar", "image": "busybox"}
+    obj["spec"]["headGroupSpec"]["template"]["spec"]["containers"].append(sidecar)
+    obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]["serviceAccountName"] = "ray"
+    config = from_raycluster(obj)
+    head, worker = config.head_pod_template, config.worker_pod_template
+    assert isinstance(head, PodTemplateSpec) and isinstance(worker, PodTemplateSpec)
+    assert head.to_dict() == {"spec": {"containers": [sidecar]}}
+    assert worker.to_dict() == {"spec": {"containers": [], "serviceAccountName": "ray"}}
+    assert to_dict(config) == obj
 
 
 def test_nothing_but_a_name() -> None:
@@ -178,6 +191,49 @@ def test_upstream_samples_read_back_or_are_refused_by_name() -> None:
         assert config.name == obj["metadata"]["name"]
         assert from_raycluster(render(config)) == config, path.name
     assert read >= 30, (read, refused)
+
+
+def _leaves(value: Any, path: str = "") -> set[str]:
+    """JSON paths of every scalar in `value`; list items by their name where they have one."""
+    if isinstance(value, dict):
+        return {p for k, v in value.items() for p in _leaves(v, f"{path}.{k}")}
+    if isinstance(value, list):
+        return {
+            p
+            for i, v in enumerate(value)
+            for p in _leaves(v, f"{path}[{v.get('name', i) if isinstance(v, dict) else i}]")
+        }
+    return {f"{path}={value}"}  # a quantity may be written 4 or "4"
+
+
+def _pod_leaves(obj: dict[str, Any]) -> set[str]:
+    """Every scalar of every pod template, the Ray container (the first) under one name."""
+    spec = obj.get("spec") or {}
+    groups = [("head", spec.get("headGroupSpec") or {})]
+    groups += [(g.get("groupName"), g) for g in spec.get("workerGroupSpecs") or []]
+    leaves = set()
+    for name, group in groups:
+        template = yaml.safe_load(yaml.safe_dump(group.get("template") or {}))
+        containers = (template.get("spec") or {}).get("containers") or []
+        if containers:
+            containers[0]["name"] = "RAY"
+        leaves |= _leaves(template, str(name))
+    return leaves
+
+
+@pytest.mark.skipif(not _samples(), reason="shared samples not present")
+def test_upstream_samples_keep_every_pod_field_when_read_and_rendered_again() -> None:
+    checked = 0
+    for path in _samples():
+        obj = yaml.safe_load(path.read_text())
+        try:
+            config = from_raycluster(obj)
+        except ConfigError:
+            continue
+        checked += 1
+        lost = _pod_leaves(obj) - _pod_leaves(to_dict(render_raycluster(config)))
+        assert not lost, (path.name, sorted(lost)[:10])
+    assert checked >= 30
 
 
 ODD_VALUES: list[Any] = [
