@@ -25,6 +25,7 @@ from flarekit.compat._torch_runtime import (
     CONTAINER,
     JOB,
     PATCH_MANAGER,
+    POD_PATCH_FIELDS,
     PYTORCH,
     PYTORCH_CONTAINER,
     TORCH_DISTRIBUTED,
@@ -71,18 +72,7 @@ _CONTAINER = {
     "securityContext",
     "volumeMounts",
 }
-_POD = {
-    "containers",
-    "affinity",
-    "imagePullSecrets",
-    "nodeSelector",
-    "schedulingGates",
-    "securityContext",
-    "serviceAccountName",
-    "terminationGracePeriodSeconds",
-    "tolerations",
-    "volumes",
-}
+_POD = POD_PATCH_FIELDS | {"containers"}  # what the conversion copies or refuses
 
 
 def pytorchjob_to_trainjob(

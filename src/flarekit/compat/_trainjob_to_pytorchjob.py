@@ -20,6 +20,7 @@ from flarekit.compat._torch_runtime import (
     CONTAINER,
     JOB,
     PATCH_MANAGER,
+    POD_PATCH_FIELDS,
     PYTORCH,
     PYTORCH_CONTAINER,
     TORCH_DISTRIBUTED,
@@ -37,18 +38,7 @@ __all__ = ["trainjob_to_pytorchjob"]
 #: What each part carries (JSON names); anything else it sets is refused by path.
 _TRAINER = {"image", "command", "args", "env", "resourcesPerNode", "numNodes", "numProcPerNode"}
 _SPEC = {"runtimeRef", "trainer", "runtimePatches", "suspend", "activeDeadlineSeconds", "managedBy"}
-_POD_SPEC = {
-    "containers",
-    "affinity",
-    "imagePullSecrets",
-    "nodeSelector",
-    "schedulingGates",
-    "securityContext",
-    "serviceAccountName",
-    "terminationGracePeriodSeconds",
-    "tolerations",
-    "volumes",
-}
+_POD_SPEC = POD_PATCH_FIELDS | {"containers"}  # what the conversion copies or refuses
 
 
 def trainjob_to_pytorchjob(
