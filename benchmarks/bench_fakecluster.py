@@ -63,7 +63,7 @@ class _Http:
 
 
 def _startup() -> float:
-    from flarekit.testing import FakeCluster
+    from flarekit_testing import FakeCluster
 
     def once() -> None:
         with FakeCluster():
@@ -129,7 +129,7 @@ def _lists(fc: Any, http: _Http) -> list[tuple[int, float, float]]:
 
 
 def main() -> list[dict[str, str]]:
-    from flarekit.testing import FakeCluster
+    from flarekit_testing import FakeCluster
 
     rows: list[dict[str, str]] = []
     start = _startup()

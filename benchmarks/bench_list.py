@@ -117,9 +117,9 @@ def main() -> list[dict[str, str]]:
 
     from flarekit import Client, from_kubeconfig
     from flarekit.client._codec import ResourceList, decode_page
-    from flarekit.testing import FakeCluster
     from flarekit_models._crds import default_releases
     from flarekit_models.ray.v1 import RayCluster
+    from flarekit_testing import FakeCluster
 
     rows = []
     with FakeCluster(releases={"kuberay": default_releases()["kuberay"]}) as fc:

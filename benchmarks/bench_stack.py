@@ -74,9 +74,9 @@ def _sampled(samples: list[float]) -> Iterator[None]:
 
 
 def main() -> list[dict[str, str]]:
-    from flarekit.testing import ControlPlane
-    from flarekit.testing._cp_operator_runner import versions_for
-    from flarekit.testing._cp_operators import FAMILIES, OperatorNotBuilt
+    from flarekit_testing import ControlPlane
+    from flarekit_testing.controlplane._operator_runner import versions_for
+    from flarekit_testing.controlplane._operators import FAMILIES, OperatorNotBuilt
 
     binaries = _binaries()
     if binaries is None:

@@ -229,7 +229,7 @@ def _forget_old_builds(module: Module, keep: Path, count: int = 3) -> None:
 
 
 def _point_at(module: Module, target: Path) -> None:
-    """Record `target`'s bin folder as the module's current build (what flarekit.testing's
+    """Record `target`'s bin folder as the module's current build (what flarekit_testing's
     ControlPlane finds when no folder is configured)."""
     (cache_root() / "go" / f"{module.name}.current").write_text(f"{target / 'bin'}\n")
 

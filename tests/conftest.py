@@ -1,6 +1,6 @@
 """Fixtures every test folder may use: the real control plane, shared by the whole session.
 
-`control_plane` is one `flarekit.testing.ControlPlane` (real etcd, kube-apiserver, controllers,
+`control_plane` is one `flarekit_testing.ControlPlane` (real etcd, kube-apiserver, controllers,
 scheduler and KWOK nodes, serving the default upstream releases) for the whole run; tests take
 their own namespace in it. Its binaries come from `FLAREKIT_CONTROLPLANE_ASSETS` or
 `KUBEBUILDER_ASSETS` when set, else from the cache that `make control-plane` fills. When they
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from flarekit.testing import ControlPlane
+from flarekit_testing import ControlPlane
 
 REPO = Path(__file__).resolve().parents[1]
 

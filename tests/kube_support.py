@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from flarekit import Client, RetryPolicy, from_kubeconfig
-from flarekit.testing import ControlPlane, FakeCluster
+from flarekit_testing import ClusterBackend
 
 JSON = dict[str, Any]
-Server = FakeCluster | ControlPlane
+Server = ClusterBackend
 
 #: The label that puts a workload in a Kueue LocalQueue, as Kueue names it.
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -1,4 +1,4 @@
-"""The three distributions agree: one version, and builds that ask for what the generator needs.
+"""The four distributions agree: one version, and builds that ask for what the generator needs.
 
 flarekit and flarekit-models run the generator from the source tree while their wheels are
 built, so their build requirements must be exactly the generator's own requirements (plus the
@@ -23,9 +23,10 @@ def _project(path: str) -> dict[str, Any]:
     return data
 
 
-def test_one_version_for_all_three() -> None:
+def test_one_version_for_all_four() -> None:
     assert _project("pyproject.toml")["project"]["version"] == __version__
     assert _project("models/pyproject.toml")["project"]["version"] == __version__
+    assert _project("testing/pyproject.toml")["project"]["version"] == __version__
     assert _project("generator/pyproject.toml")["project"]["dynamic"] == ["version"]
 
 
@@ -40,3 +41,10 @@ def test_the_models_require_pydantic_alone_and_flarekit_the_same_pydantic() -> N
     models = _project("models/pyproject.toml")["project"]["dependencies"]
     assert models == ["pydantic>=2.11,<3"]
     assert models[0] in _project("pyproject.toml")["project"]["dependencies"]
+
+
+def test_the_testing_extra_is_the_testing_distribution_of_this_release() -> None:
+    testing = _project("testing/pyproject.toml")["project"]
+    assert f"flarekit=={__version__}" in testing["dependencies"]
+    extras = _project("pyproject.toml")["project"]["optional-dependencies"]
+    assert extras["testing"] == [f"flarekit-testing=={__version__}"]

@@ -9,7 +9,8 @@
 The typed models live in the generated package ``flarekit_models``. Here: Ray clusters
 (:mod:`flarekit.cluster`), jobs (:mod:`flarekit.job`: RayJob, TrainJob, DistributedJob), Kueue
 queues (:mod:`flarekit.kueue`), the Ray Jobs REST client (:mod:`flarekit.ray`), the typed
-Kubernetes client (:mod:`flarekit.client`) and the test emulator (:mod:`flarekit.testing`).
+Kubernetes client (:mod:`flarekit.client`). The test backends (FakeCluster, ControlPlane) are
+the flarekit-testing distribution, :mod:`flarekit_testing`.
 
 Public names load on first use, so ``import flarekit`` stays cheap: pydantic, the
 ``kubernetes`` package and the models load only when something needs them.

@@ -2,7 +2,7 @@
 
 FakeCluster is always there. The real side is a kube-apiserver reached through a kubeconfig:
 the cluster of `FLAREKIT_REFERENCE_KUBECONFIG` when set, else the session's
-`flarekit.testing.ControlPlane` (tests/conftest.py). Where the control plane is not built
+`flarekit_testing.ControlPlane` (tests/conftest.py). Where the control plane is not built
 (outside CI), FakeCluster is compared with the outcomes recorded from a real one in
 `golden/` (`make differential-golden` records them again).
 """
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from differential_backends import ENV
 
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 
 @pytest.fixture(scope="session")

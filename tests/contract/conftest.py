@@ -21,7 +21,7 @@ import kubernetes
 import pytest
 from contract_backend import ENV, RUN_LABEL, Backend, Cluster
 
-from flarekit.testing import ControlPlane, FakeCluster
+from flarekit_testing import ControlPlane, FakeCluster
 
 #: The CRDs the suite creates objects of; a real cluster must have them installed.
 REQUIRED_CRDS = ("resourceflavors.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io")

@@ -15,8 +15,9 @@ from typing import Any, TypedDict
 
 from flarekit import Client, RetryPolicy
 from flarekit.cluster import ClusterConfiguration
-from flarekit.testing import (
+from flarekit_testing import (
     AppWrapperController,
+    ClusterBackend,
     ControlPlane,
     FakeCluster,
     KueueController,
@@ -25,7 +26,7 @@ from flarekit.testing import (
     RayJobController,
     TrainJobController,
 )
-from flarekit.testing._cp_operators import OperatorNotBuilt, find_build
+from flarekit_testing.controlplane._operators import OperatorNotBuilt, find_build
 from kube_support import client_for, kueue_api, new_namespace, seed_queues
 from wait_support import wait_until
 
@@ -72,7 +73,7 @@ class Backend:
     poll: float
 
     @property
-    def cluster(self) -> FakeCluster | ControlPlane:
+    def cluster(self) -> ClusterBackend:
         raise NotImplementedError
 
     @property

@@ -12,7 +12,7 @@ from e2e_support import RUNTIME, Backend, small_cluster
 from flarekit import Client
 from flarekit.cli import main
 from flarekit.job import JobState, RayJob, TrainJob
-from flarekit.testing._cp_kwok import DURATION_ENV
+from flarekit_testing.controlplane._kwok import DURATION_ENV
 
 
 def _flarekit(backend: Backend, namespace: str, *argv: str) -> tuple[int, str, str]:

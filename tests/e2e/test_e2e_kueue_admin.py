@@ -27,7 +27,7 @@ from flarekit.kueue import (
     apply_all,
     queue_status,
 )
-from flarekit.testing import ApiError
+from flarekit_testing import ApiError
 from kube_support import writes
 
 JSON = dict[str, Any]

@@ -3,7 +3,7 @@ cluster; one whose entrypoint fails; and a queued one stopped and resumed throug
 Workload.
 
 On the control plane no Ray runs: KubeRay asks the head's simulated dashboard (see
-`flarekit.testing._cp_raydash`) how the job goes, and the job runs as long as its submitter pod.
+`flarekit_testing.controlplane._raydash`) how the job goes, and the job runs as long as its submitter pod.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from e2e_support import Backend, small_cluster
 from flarekit import Client, TerminalFailure
 from flarekit.cluster import Cluster
 from flarekit.job import RayJob
-from flarekit.testing._cp_kwok import EXIT_CODE_ENV
+from flarekit_testing.controlplane._kwok import EXIT_CODE_ENV
 
 
 def _queued_job(

@@ -13,7 +13,7 @@ from e2e_support import RUNTIME, Backend
 
 from flarekit import Client, TerminalFailure
 from flarekit.job import DistributedJob, Job, JobState, TrainJob
-from flarekit.testing._cp_kwok import DURATION_ENV, EXIT_CODE_ENV
+from flarekit_testing.controlplane._kwok import DURATION_ENV, EXIT_CODE_ENV
 from kube_support import QUEUE_LABEL
 
 RESOURCES = {"cpu": 1, "memory": "2Gi"}

@@ -4,7 +4,7 @@
 a footprint of the cluster, runs `run_tour` (every step, the teardown, the check that nothing
 new is left) and stops the plane. This runs the same `run_tour` on the folder's backends (the
 control plane here runs those operators too), so what differs from `--real-stack` is only the
-start and stop of the plane, which tests/flarekit/testing/test_controlplane.py checks.
+start and stop of the plane, which tests/flarekit_testing/controlplane/test_controlplane.py checks.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import io
 from e2e_support import Backend
 
 from flarekit import Client
-from flarekit.testing._cp_kwok import SIMULATED_LOG
 from flarekit.walkthrough import Plan
 from flarekit.walkthrough._footprint import Footprint
 from flarekit.walkthrough._main import run_tour
 from flarekit.walkthrough._narrate import Narrator
+from flarekit_testing.controlplane._kwok import SIMULATED_LOG
 
 STEPS = [
     "1. Set up Kueue queues, as a platform admin would",

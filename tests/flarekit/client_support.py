@@ -1,7 +1,7 @@
 """Shared pieces of the client tests: a running FakeCluster and RayCluster objects (the shared
 `client` and `ns` fixtures in ``conftest.py`` give a client of it and a fresh namespace).
 
-The tests drive flarekit's `Client` against `flarekit.testing.FakeCluster` over HTTPS, the
+The tests drive flarekit's `Client` against `flarekit_testing.FakeCluster` over HTTPS, the
 way users reach a real cluster; FakeCluster's direct access (`create`, `objects`, `requests`)
 is used only to seed objects and to check what the server received.
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from flarekit.testing import FakeCluster
-from flarekit.testing._server import API_CLIENT_AGENT
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
+from flarekit_testing.apiserver._server import API_CLIENT_AGENT
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}
 

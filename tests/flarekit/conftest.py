@@ -13,23 +13,19 @@ bypasses the client's retry, timeout, warning and error policy, and fails the te
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from client_support import outside_client
 
 from flarekit import Client
-from flarekit.testing import ControlPlane, FakeCluster
+from flarekit_testing import ClusterBackend, FakeCluster
 from kube_support import client_for, new_namespace
-
-#: The emulator's own tests speak raw HTTP to it on purpose.
-_EMULATOR_TESTS = Path(__file__).parent / "testing"
 
 
 @pytest.fixture(autouse=True)
 def _every_request_through_client(request: pytest.FixtureRequest) -> Iterator[None]:
     exempt = request.node.get_closest_marker("requests_outside_client")
-    if exempt or _EMULATOR_TESTS in request.node.path.parents:
+    if exempt:
         yield
         return
     seen = {id(c): len(c.requests) for c in FakeCluster.running()}
@@ -53,7 +49,7 @@ def ns(fc: FakeCluster) -> str:
 
 
 @pytest.fixture(params=["fake", "real"])
-def backend(request: pytest.FixtureRequest) -> Iterator[FakeCluster | ControlPlane]:
+def backend(request: pytest.FixtureRequest) -> Iterator[ClusterBackend]:
     """A bare FakeCluster, then the session's real control plane: one test, both servers."""
     if request.param == "real":
         yield request.getfixturevalue("control_plane")

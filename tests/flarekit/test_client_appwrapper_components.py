@@ -12,9 +12,9 @@ from client_support import raycluster_body
 
 from flarekit import Client, from_kubeconfig
 from flarekit._validation import ConfigError
-from flarekit.testing import FakeCluster
 from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
 from flarekit_models.appwrapper.v1beta2 import AppWrapper
+from flarekit_testing import FakeCluster
 
 SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {}}
 ADMIN = {

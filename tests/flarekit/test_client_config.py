@@ -27,8 +27,8 @@ from flarekit import (
     logout,
 )
 from flarekit.client._config import default_credentials
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 
 
 @pytest.fixture(autouse=True)

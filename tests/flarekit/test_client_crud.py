@@ -18,9 +18,9 @@ from flarekit import (
     NotFound,
     ServerWarning,
 )
-from flarekit.testing import FakeCluster
 from flarekit_models.kueue.v1beta2 import ResourceFlavor
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 
 
 def test_create_and_get_return_models(client: Client, ns: str) -> None:

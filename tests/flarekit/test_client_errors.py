@@ -30,8 +30,8 @@ from flarekit import (
     from_token,
 )
 from flarekit.client import _retry
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 from kube_support import FAST_RETRY
 
 

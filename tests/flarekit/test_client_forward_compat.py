@@ -22,10 +22,10 @@ import pytest
 
 from flarekit import Client, from_kubeconfig
 from flarekit.client._codec import dump_apply
-from flarekit.testing import FakeCluster
 from flarekit_models._crds import crds_for
 from flarekit_models.kubeflow.v1 import PyTorchJob
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 
 #: A value with every JSON type, nesting, nulls and awkward strings.
 FUTURE: dict[str, Any] = {

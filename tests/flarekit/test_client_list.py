@@ -16,9 +16,9 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from flarekit import ALL_NAMESPACES, Client, Gone
 from flarekit.client._codec import ResourceList, decode_page
-from flarekit.testing import FakeCluster
 from flarekit_models._base import KubeResource
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 from kube_support import new_namespace
 
 

@@ -11,7 +11,7 @@ from client_support import raycluster
 
 from flarekit import AlreadyExists, ApiUnavailable, Client, RetryPolicy
 from flarekit.client._fingerprint import CREATED_FROM
-from flarekit.testing import ControlPlane, FakeCluster
+from flarekit_testing import ClusterBackend, ControlPlane, FakeCluster
 from kube_support import client_for, new_namespace
 from wait_support import wait_until
 
@@ -22,7 +22,7 @@ def fc() -> Iterator[FakeCluster]:
         yield cluster
 
 
-def _client(server: FakeCluster | ControlPlane, timeout: float = 30.0) -> Client:
+def _client(server: ClusterBackend, timeout: float = 30.0) -> Client:
     """Without retries: each test makes an answer get lost once."""
     return client_for(server, timeout=timeout, retry=RetryPolicy(attempts=1))
 
@@ -57,7 +57,7 @@ def test_resubmitting_after_an_unresolved_timeout_returns_our_object(
 
 
 @pytest.fixture(params=["fake", "real"])
-def server(request: pytest.FixtureRequest, fc: FakeCluster) -> FakeCluster | ControlPlane:
+def server(request: pytest.FixtureRequest, fc: FakeCluster) -> ClusterBackend:
     if request.param == "fake":
         return fc
     plane: ControlPlane = request.getfixturevalue("control_plane")
@@ -65,7 +65,7 @@ def server(request: pytest.FixtureRequest, fc: FakeCluster) -> FakeCluster | Con
 
 
 def test_the_same_object_is_recognised_and_another_is_not(
-    server: FakeCluster | ControlPlane,
+    server: ClusterBackend,
 ) -> None:
     ns = new_namespace(server)
     with _client(server) as client:

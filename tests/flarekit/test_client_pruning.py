@@ -17,8 +17,8 @@ from client_support import raycluster
 
 from flarekit import Client, ServerWarning, from_kubeconfig
 from flarekit.client._dropped import PrunedFields, PrunedFieldsWarning
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster, WorkerGroupSpec
+from flarekit_testing import FakeCluster
 from kube_support import new_namespace
 
 GCS = {"redisAddress": "redis:6379"}

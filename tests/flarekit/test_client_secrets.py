@@ -25,8 +25,8 @@ from flarekit import (
     login,
     logout,
 )
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 
 LOGGERS = ("", "flarekit", "kubernetes", "kubernetes.client.rest", "urllib3", "client")
 

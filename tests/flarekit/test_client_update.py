@@ -9,8 +9,8 @@ import pytest
 from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import Client, Conflict, from_kubeconfig
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 from kube_support import FAST_RETRY
 
 

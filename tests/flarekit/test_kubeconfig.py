@@ -16,8 +16,8 @@ from broken_files import broken
 from client_support import cluster, fc, raycluster  # noqa: F401
 
 from flarekit import Client, InsecureConnectionWarning, KubeconfigError, from_kubeconfig
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster
 
 CLUSTERS = "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\n"
 CONTEXTS = "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"

@@ -12,8 +12,8 @@ import pytest
 from client_support import outside_client
 
 from flarekit import Client, from_kubeconfig
-from flarekit.testing import FakeCluster
 from flarekit_models.core.v1 import Pod
+from flarekit_testing import FakeCluster
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from flarekit import Client
 from flarekit.client._errors import ApiError, ApiUnavailable, NotFound
 from flarekit.client._pods import PodInfo, follow_logs, list_pods, read_logs
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from wait_support import wait_until
 
 

@@ -16,7 +16,7 @@ import pytest
 from flarekit import Client
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.job import JobState, RayJob, TrainJob
-from flarekit.testing import (
+from flarekit_testing import (
     FakeCluster,
     KueueController,
     RayClusterController,

@@ -1,8 +1,8 @@
 """The shape of the package: no import cycles, between modules or between subpackages.
 
 Every import counts, function-local ones included (they only postpone a cycle); imports
-under ``if TYPE_CHECKING:`` do not, since they never run. The emulator (`flarekit.testing`)
-imports no production code but `flarekit.testing` itself.
+under ``if TYPE_CHECKING:`` do not, since they never run. The emulator (`flarekit_testing`)
+imports no production code but `flarekit_testing` itself.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import flarekit
 
 ROOT = Path(flarekit.__file__).parent
-EMULATOR = "flarekit.testing"
+EMULATOR = "flarekit_testing"
 
 
 def _modules() -> dict[str, Path]:

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from flarekit.testing import (
+from flarekit.walkthrough import main
+from flarekit.walkthrough._practice import leftovers
+from flarekit_testing import (
     AppWrapperController,
     FakeCluster,
     KueueController,
     RayClusterController,
     TrainJobController,
 )
-from flarekit.walkthrough import main
-from flarekit.walkthrough._practice import leftovers
 
 STEPS = [
     "1. Connect to a cluster",

@@ -349,7 +349,7 @@ def _real_server(wanted: int) -> Iterator[Any]:
     from server import RealServer
 
     from conftest import built_controlplane
-    from flarekit.testing import ControlPlane
+    from flarekit_testing import ControlPlane
 
     folder, why = built_controlplane()
     if folder is None:

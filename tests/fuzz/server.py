@@ -1,6 +1,6 @@
 """The real API server as the judge of the reference: cases sent to a ControlPlane, dry run.
 
-``flarekit.testing.ControlPlane`` runs a real kube-apiserver with the default upstream
+``flarekit_testing.ControlPlane`` runs a real kube-apiserver with the default upstream
 releases' CRDs. Each case is POSTed with ``dryRun=All`` (validated and defaulted, never
 stored) as JSON text, so that NaN reaches the server as the literal a client would send.
 Two things differ from the reference's view, by construction:
@@ -19,10 +19,10 @@ import re
 from functools import cache
 from typing import Any
 
-from flarekit.testing import ControlPlane
-from flarekit.testing._cp_rest import collection_path
 from flarekit_models import lookup
 from flarekit_models._crds import default_releases
+from flarekit_testing import ControlPlane
+from flarekit_testing.controlplane._rest import collection_path
 
 JSON = dict[str, Any]
 

@@ -14,10 +14,10 @@ from mutate import mutate, sites
 from reference import MAX_DEPTH, Reference, is_date_time
 from server import RealServer
 
-from flarekit.testing import ControlPlane
-from flarekit.testing._cp_rest import collection_path
 from flarekit_models import RESOURCES, lookup
 from flarekit_models._crds import default_releases
+from flarekit_testing import ControlPlane
+from flarekit_testing.controlplane._rest import collection_path
 
 CASES = int(os.environ.get("FLAREKIT_FUZZ_CASES", "120"))
 #: Cases per family also sent to the session's real API server.

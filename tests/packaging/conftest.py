@@ -50,6 +50,7 @@ def dists(
         ("flarekit", clean_tree),
         ("models", clean_tree / "models"),
         ("generator", clean_tree / "generator"),
+        ("testing", clean_tree / "testing"),
     ):
         artifacts = build(project, out, build_env)
         made[f"{name}_sdist"] = next(a for a in artifacts if a.name.endswith(".tar.gz"))
@@ -65,8 +66,9 @@ def user_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def flarekit_venv(dists: Dists, user_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """A fresh venv with the flarekit wheel (and its testing extra) installed."""
+    """A fresh venv with the flarekit wheel and the flarekit-testing wheel beside it (what
+    ``pip install 'flarekit[testing]'`` installs)."""
     env = clean_env()
     venv = make_venv(tmp_path_factory.mktemp("venv") / "flarekit", env)
-    venv.pip(f"{dists.flarekit_wheel}[testing]", env=env, cwd=user_dir)
+    venv.pip(f"{dists.flarekit_wheel}[testing]", str(dists.testing_wheel), env=env, cwd=user_dir)
     return venv

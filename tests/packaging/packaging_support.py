@@ -93,6 +93,8 @@ class Dists:
     models_wheel: Path
     generator_sdist: Path
     generator_wheel: Path
+    testing_sdist: Path
+    testing_wheel: Path
 
 
 @dataclass(frozen=True)

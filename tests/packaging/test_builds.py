@@ -61,7 +61,30 @@ def test_the_flarekit_wheel_holds_flarekit_and_the_models_but_not_the_generator(
     pinned = {f"flarekit_models/_data/crds/{e.family}@{e.tag}.json.gz" for e in read_lock()}
     assert crd_data == pinned
     assert not [p for p in files if "flarekit_generator" in p or p.endswith(".j2")]
+    # No emulator, simulated operator or control-plane file: flarekit.testing is the
+    # deprecation shim that re-exports flarekit_testing, and nothing else.
+    assert not [p for p in files if p.startswith("flarekit_testing/")]
+    shim = {p for p in files if p.startswith("flarekit/testing/")}
+    assert shim == {"flarekit/testing/__init__.py", "flarekit/testing/pytest_plugin.py"}, shim
     assert _runtime_names(dists.flarekit_wheel) == {"pydantic", "kubernetes", "pyyaml"}
+
+
+def test_the_testing_wheel_holds_the_backends_and_requires_this_flarekit(dists: Dists) -> None:
+    files = wheel_files(dists.testing_wheel)
+    assert _top_level(dists.testing_wheel) == {
+        "flarekit_testing",
+        "flarekit_testing-0.1.0.dist-info",
+    }
+    for part in ("apiserver", "operators", "local", "controlplane"):
+        assert f"flarekit_testing/{part}/__init__.py" in files, part
+    assert "flarekit_testing/py.typed" in files
+    assert "flarekit_testing/pytest_plugin.py" in files
+    assert not [p for p in files if p.startswith(("flarekit/", "flarekit_models/"))]
+    assert sorted(requirements(dists.testing_wheel)) == [
+        "cryptography>=42",
+        "flarekit==0.1.0",
+        "pyyaml>=6.0",
+    ]
 
 
 def test_the_models_wheel_holds_the_models_alone_and_requires_pydantic_alone(
@@ -126,6 +149,10 @@ def test_the_sdists_carry_what_a_wheel_is_built_from_and_no_schemas(dists: Dists
         (
             dists.generator_sdist,
             {"flarekit_generator/crds.lock.tsv", "flarekit_generator/runtime/_base.py"},
+        ),
+        (
+            dists.testing_sdist,
+            {"flarekit_testing/__init__.py", "flarekit_testing/apiserver/_server.py"},
         ),
     ):
         with tarfile.open(sdist) as archive:

@@ -1,11 +1,12 @@
 """Installing what was built, into fresh virtual environments, and using it as the README does.
 
-- ``pip install dist/flarekit-*.whl``: the README's model, facade and FakeCluster examples
-  run, ``flarekit --version`` names the generator and the pinned releases of the models, and
+- ``pip install dist/flarekit-*.whl dist/flarekit_testing-*.whl``: the README's model, facade
+  and FakeCluster examples run, ``flarekit --version`` names the generator and the pinned releases of the models, and
   the generator is not there.
 - ``pip install dist/flarekit_models-*.whl``: only pydantic and what pydantic requires come
   with it, and the model example runs.
-- ``pip install .`` in a clean clone, with no ``make`` before: the examples run too.
+- ``pip install . ./testing`` in a clean clone, with no ``make`` before: the examples run too.
+- Without flarekit-testing, flarekit works and ``flarekit dev up`` says what to install.
 """
 
 from __future__ import annotations
@@ -120,7 +121,24 @@ def test_pip_install_dot_from_a_clean_clone(
     venv = make_venv(tmp_path / "pip-install-dot", env)
     source = tmp_path / "clone"
     shutil.copytree(clean_tree, source)
-    venv.pip(f"{source}[testing]", env=env, cwd=source)
+    venv.pip(f"{source}[testing]", str(source / "testing"), env=env, cwd=source)
     assert not (source / "generated").exists()  # the build did not write into the clone
     ran = _examples(venv, source / "README.md", user_dir, "model", "facade", "fakecluster")
     assert len(ran) == 3, ran
+
+
+def test_without_the_testing_distribution_flarekit_dev_says_what_to_install(
+    dists: Dists, user_dir: Path, tmp_path: Path
+) -> None:
+    env = clean_env()
+    venv = make_venv(tmp_path / "flarekit-alone", env)
+    venv.pip(str(dists.flarekit_wheel), env=env, cwd=user_dir)
+    found = run(
+        [venv.python, "-c", "import importlib.util as u; print(u.find_spec('flarekit_testing'))"],
+        cwd=user_dir,
+        env=env,
+    ).stdout.strip()
+    assert found == "None"
+    done = run([venv.script("flarekit"), "dev", "up"], cwd=user_dir, env=env, check=False)
+    assert done.returncode != 0
+    assert "pip install 'flarekit[testing]'" in done.stderr, done.stderr

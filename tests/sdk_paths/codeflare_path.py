@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_testing import FakeCluster, RayClusterController
 
 
 def main() -> int:

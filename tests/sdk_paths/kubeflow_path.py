@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from flarekit.testing import FakeCluster, TrainJobController
+from flarekit_testing import FakeCluster, TrainJobController
 
 RUNTIME = (
     "samples/trainer.kubeflow.org/v1alpha1/ClusterTrainingRuntime/"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -32,6 +33,8 @@ from flarekit.cli._exit import ExitCode
 __all__ = ["DevCluster", "dev_dir", "register"]
 
 SERVER_MODULE = "flarekit.cli._practice"
+#: Where FakeCluster comes from: the flarekit-testing distribution (an extra of flarekit).
+TESTING_PACKAGE = "flarekit_testing"
 _SIMULATED = (
     "FakeCluster with simulated KubeRay, Kueue, Trainer and AppWrapper operators (objects "
     "move through the real operators' states; nothing runs in the pods)"
@@ -100,6 +103,11 @@ class DevCluster:
 
     def start(self, timeout: float) -> int:
         """Start the server process and wait until it serves; returns its pid."""
+        if importlib.util.find_spec(TESTING_PACKAGE) is None:
+            raise DevError(
+                "the practice cluster needs the flarekit-testing distribution, which is not "
+                "installed: pip install 'flarekit[testing]' (from a clone: pip install ./testing)"
+            )
         self.directory.mkdir(parents=True, exist_ok=True)
         for stale in ("ready", "kubeconfig", "pid"):
             (self.directory / stale).unlink(missing_ok=True)

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit.testing import FakeCluster
     from flarekit_models.networking.v1 import Ingress
     from flarekit_models.ray.v1 import RayCluster
+    from flarekit_testing import FakeCluster
 
 __all__ = [
     "NAMESPACE",

@@ -1,35 +1,8 @@
-"""A pytest fixture that runs a FakeCluster for one test.
-
-Enable it in a `conftest.py` with ``pytest_plugins = ["flarekit.testing.pytest_plugin"]``,
-then ask for ``fake_cluster``. By default it serves the CRDs of the default upstream releases;
-choose others with a marker::
-
-    @pytest.mark.fake_cluster(crds=[my_crd])            # exactly these CRDs
-    @pytest.mark.fake_cluster(releases={"kueue": "v0.10.6"})
-    def test_something(fake_cluster): ...
-
-Every keyword of the marker is passed to `FakeCluster(...)`.
-"""
+"""Deprecated: use ``pytest_plugins = ["flarekit_testing.pytest_plugin"]``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import flarekit.testing  # noqa: F401  (warns, as every flarekit.testing import does)
+from flarekit_testing.pytest_plugin import fake_cluster, pytest_configure
 
-import pytest
-
-from flarekit.testing._server import FakeCluster
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "fake_cluster(**kwargs): arguments for the fake_cluster fixture's FakeCluster"
-    )
-
-
-@pytest.fixture
-def fake_cluster(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
-    """A running FakeCluster, stopped after the test."""
-    marker = request.node.get_closest_marker("fake_cluster")
-    kwargs = dict(marker.kwargs) if marker else {}
-    with FakeCluster(**kwargs) as cluster:
-        yield cluster
+__all__ = ["fake_cluster", "pytest_configure"]

@@ -6,10 +6,10 @@ Kueue admin setup (ResourceFlavor, ClusterQueue with quota, LocalQueue), a Ray c
 (``TrainJob`` from the ``torch-distributed`` runtime) submitted to the queue, waiting for it
 and reading its logs, and a teardown that leaves nothing behind.
 
-With no cluster configured it runs on a practice cluster (``flarekit.testing.FakeCluster``
+With no cluster configured it runs on a practice cluster (``flarekit_testing.FakeCluster``
 with simulated operators) in a few seconds; with ``--kubeconfig`` (or
 ``$FLAREKIT_KUBECONFIG``) the same steps run on that cluster; with ``--real-stack`` on a real
-control plane with the real operators, started on 127.0.0.1 (``flarekit.testing.ControlPlane``).
+control plane with the real operators, started on 127.0.0.1 (``flarekit_testing.ControlPlane``).
 """
 
 from flarekit.walkthrough._main import KUBECONFIG_ENV, main, parser

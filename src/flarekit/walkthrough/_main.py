@@ -27,7 +27,7 @@ from flarekit.walkthrough._steps import Plan, Walkthrough
 
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit.testing import ControlPlane, FakeCluster
+    from flarekit_testing import ControlPlane, FakeCluster
 
 __all__ = ["KUBECONFIG_ENV", "main", "parser", "run_tour"]
 

@@ -17,7 +17,7 @@ from flarekit.walkthrough._train import practice_log
 
 if TYPE_CHECKING:
     from flarekit._json import JsonObject
-    from flarekit.testing import FakeCluster
+    from flarekit_testing import FakeCluster
 
 __all__ = ["leftovers", "start_practice_cluster"]
 
@@ -47,7 +47,7 @@ def start_practice_cluster() -> FakeCluster:
     Raises `RuntimeError` with the install command when the ``testing`` extra is missing.
     """
     try:
-        from flarekit.testing import (
+        from flarekit_testing import (
             AppWrapperController,
             FakeCluster,
             KueueController,
@@ -57,9 +57,9 @@ def start_practice_cluster() -> FakeCluster:
         )
     except ImportError as exc:
         raise RuntimeError(
-            f"the practice cluster needs the 'testing' extra ({exc.name or exc} is missing): "
-            "pip install 'flarekit[testing]', or point the walkthrough at a real cluster "
-            "with --kubeconfig"
+            f"the practice cluster needs the flarekit-testing distribution ({exc.name or exc} "
+            "is missing): pip install 'flarekit[testing]' (from a clone: pip install ./testing), "
+            "or point the walkthrough at a real cluster with --kubeconfig"
         ) from None
     cluster = FakeCluster(
         tick_interval=0.02,

@@ -1,7 +1,7 @@
 """The real stack: the walkthrough on a real Kubernetes control plane with the real operators.
 
 Why: the practice cluster's operators are simulations we wrote. ``--real-stack`` runs the same
-steps on `flarekit.testing.ControlPlane`: etcd, kube-apiserver, controller-manager and
+steps on `flarekit_testing.ControlPlane`: etcd, kube-apiserver, controller-manager and
 scheduler on 127.0.0.1, with the real Kueue, KubeRay, JobSet and Kubeflow Trainer controllers
 of the pinned releases (built by ``make control-plane``). Its nodes are KWOK's: pods are
 scheduled on real capacity and reported Running, pods of batch Jobs complete, but no container
@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from flarekit.testing import ControlPlane
+    from flarekit_testing import ControlPlane
 
 __all__ = ["OPERATORS", "start_real_stack", "stop_real_stack"]
 
@@ -33,13 +33,11 @@ def start_real_stack() -> ControlPlane:
     programs or an operator's build is missing.
     """
     try:
-        from flarekit.testing import ControlPlane
-        from flarekit.testing._cp_assets import AssetsNotFound
-        from flarekit.testing._cp_operators import OperatorNotBuilt
+        from flarekit_testing import AssetsNotFound, ControlPlane, OperatorNotBuilt
     except ImportError as exc:
         raise RuntimeError(
-            f"the real stack needs the 'testing' extra ({exc.name or exc} is missing): "
-            "pip install 'flarekit[testing]'"
+            f"the real stack needs the flarekit-testing distribution ({exc.name or exc} is "
+            "missing): pip install 'flarekit[testing]' (from a clone: pip install ./testing)"
         ) from None
     try:
         plane = ControlPlane(operators=OPERATORS, start_timeout=600.0)

@@ -6,7 +6,7 @@ container command; see :class:`flarekit.TrainJob` ``func=``). It fits a straight
 DistributedDataParallel on CPU (the ``gloo`` backend), so it needs no GPU and no data set.
 On the practice cluster nothing runs: its simulated Trainer prints :func:`practice_log`,
 which says so and invents no figures (local execution, where pods run as local processes,
-is `flarekit.testing.TrainJobController(local=True)`).
+is `flarekit_testing.TrainJobController(local=True)`).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flarekit.cli import main
-from flarekit.testing import FakeCluster
 from flarekit.walkthrough._runtime import torch_distributed_runtime
+from flarekit_testing import FakeCluster
 
 
 @dataclass

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from cli_support import torch_runtime
 
-from flarekit.testing import (
+from flarekit_testing import (
     AppWrapperController,
     FakeCluster,
     KueueController,

@@ -8,7 +8,7 @@ from pathlib import Path
 from cli_support import flarekit, one_error_line
 
 from flarekit.cli import ExitCode
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 
 def test_apply_wait_status_list_down(fake: FakeCluster, namespace: str, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from flarekit import ConfigError, NotFound, Problem, WaitTimeout
 from flarekit.cli import ExitCode, UsageError, build_parser
 from flarekit.cli._exit import classify, one_line
 from flarekit.client._errors import Operation
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 
 def _cli(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ import yaml
 from cli_support import flarekit, one_error_line, torch_runtime
 
 from flarekit.cli import ExitCode
-from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from flarekit_testing import FakeCluster, KueueController, TrainJobController
 from kube_support import seed_queues
 from wait_support import wait_until
 

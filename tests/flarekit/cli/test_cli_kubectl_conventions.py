@@ -13,7 +13,7 @@ import yaml
 from cli_support import Result, flarekit, one_error_line
 
 from flarekit.cli import ExitCode
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import kueue_api
 
 

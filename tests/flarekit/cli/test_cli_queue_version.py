@@ -9,7 +9,7 @@ import yaml
 from cli_support import flarekit, one_error_line
 
 from flarekit.cli import ExitCode, main
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 
 def test_queue_list_and_status(fake: FakeCluster, namespace: str) -> None:

@@ -14,9 +14,9 @@ from cryptography.x509.oid import NameOID
 
 import kube_support
 from flarekit import Client
-from flarekit.testing import ControlPlane, FakeCluster
+from flarekit_testing import ClusterBackend
 
-Backend = FakeCluster | ControlPlane
+Backend = ClusterBackend
 
 
 def new_namespace(backend: Backend, prefix: str) -> tuple[str, Client]:

@@ -34,7 +34,7 @@ from flarekit import (
     generate_tls_cert,
 )
 from flarekit.cluster import Cluster, ClusterConfiguration, _client_tls, export_env, remove_tls_cert
-from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_testing import FakeCluster, RayClusterController
 
 
 def _load(path: Path) -> x509.Certificate:

@@ -16,8 +16,8 @@ from facade_support import TICK
 from flarekit import Client, Forbidden
 from flarekit.cluster import Cluster, ClusterConfiguration, DashboardNotExposed
 from flarekit.cluster._dashboard import find_dashboard_uri
-from flarekit.testing import FakeCluster, RayClusterController
 from flarekit_models._crds import crds_for
+from flarekit_testing import FakeCluster, RayClusterController
 from kube_support import client_for
 
 OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}

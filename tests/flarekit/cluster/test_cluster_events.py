@@ -10,12 +10,12 @@ import pytest
 from flarekit import ConfigError
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.kueue import QueueOptOutWarning
-from flarekit.testing import ControlPlane, FakeCluster
+from flarekit_testing import ClusterBackend, FakeCluster
 from kube_support import client_for, new_namespace
 from wait_support import wait_until
 
 
-def test_cluster_without_queue_and_its_events(backend: FakeCluster | ControlPlane) -> None:
+def test_cluster_without_queue_and_its_events(backend: ClusterBackend) -> None:
     namespace = new_namespace(backend, "rc-")
     client = client_for(backend, namespace=namespace)
     cluster = Cluster(ClusterConfiguration("rc", num_workers=0), client=client)

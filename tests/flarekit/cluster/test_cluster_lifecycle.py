@@ -17,7 +17,7 @@ from flarekit.cluster import (
     TerminalFailure,
     WaitTimeout,
 )
-from flarekit.testing import AppWrapperController, FakeCluster, RayClusterController
+from flarekit_testing import AppWrapperController, FakeCluster, RayClusterController
 from kube_support import writes
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper": "v1.2.1"}

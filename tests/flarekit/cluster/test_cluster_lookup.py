@@ -18,7 +18,7 @@ from flarekit.cluster import (
     list_all_clusters,
     list_all_queued,
 )
-from flarekit.testing import AppWrapperController, FakeCluster, RayClusterController
+from flarekit_testing import AppWrapperController, FakeCluster, RayClusterController
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper": "v1.2.1"}
 

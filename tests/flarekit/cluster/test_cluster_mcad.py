@@ -26,7 +26,7 @@ from flarekit.cluster import (
     list_all_queued,
 )
 from flarekit.cluster._status import cluster_status
-from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_testing import FakeCluster, RayClusterController
 from kube_support import QUEUE_LABEL, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "appwrapper-mcad": "v1.40.0", "kueue": "v0.14.8"}

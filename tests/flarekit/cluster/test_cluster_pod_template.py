@@ -244,7 +244,7 @@ def test_the_wrapped_cluster_carries_the_overrides() -> None:
 
 
 def test_the_merged_cluster_is_admitted_by_the_kuberay_crd() -> None:
-    from flarekit.testing._structural import admit
+    from flarekit_testing.apiserver._structural import admit
 
     config = full_config(
         head_pod_template={

@@ -10,7 +10,7 @@ from facade_support import TICK
 
 from flarekit import Client
 from flarekit.cluster import Cluster, ClusterConfiguration, ConfigError
-from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_testing import FakeCluster, RayClusterController
 from kube_support import kueue_api, seed_queues, writes
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}

@@ -23,7 +23,7 @@ from flarekit.cluster import (
     list_all_clusters,
     list_all_queued,
 )
-from flarekit.testing import (
+from flarekit_testing import (
     AppWrapperController,
     FakeCluster,
     KueueController,

@@ -157,7 +157,7 @@ def test_rendered_objects_are_valid_models() -> None:
 
 
 def test_raycluster_is_admitted_by_the_kuberay_crd() -> None:
-    from flarekit.testing._structural import admit
+    from flarekit_testing.apiserver._structural import admit
 
     obj = to_dict(render_raycluster(full_config()))
     result = admit(obj, crd_schema("kuberay", "v1.7.0", "rayclusters", "v1"))
@@ -166,7 +166,7 @@ def test_raycluster_is_admitted_by_the_kuberay_crd() -> None:
 
 @pytest.mark.parametrize("tag", ["v1.1.1", "v1.4.2", "v1.7.0"])
 def test_plain_cluster_fits_every_pinned_kuberay(tag: str) -> None:
-    from flarekit.testing._structural import admit
+    from flarekit_testing.apiserver._structural import admit
 
     obj = to_dict(
         full_config(
@@ -181,7 +181,7 @@ def test_plain_cluster_fits_every_pinned_kuberay(tag: str) -> None:
 
 
 def test_appwrapper_is_admitted_by_its_crd_and_the_inner_cluster_by_kuberay() -> None:
-    from flarekit.testing._structural import admit
+    from flarekit_testing.apiserver._structural import admit
 
     obj = to_dict(render(full_config(appwrapper=True)))
     result = admit(obj, crd_schema("appwrapper", "v1.2.1", "appwrappers", "v1beta2"))

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from flarekit.testing._structural import admit
 from flarekit_models._crds import crds_for
 from flarekit_models._registry import lookup
+from flarekit_testing.apiserver._structural import admit
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
 

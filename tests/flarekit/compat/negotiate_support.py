@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flarekit import Client, from_kubeconfig
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 
 def client_of(fc: FakeCluster, token: str | None = None) -> Client:

@@ -16,7 +16,7 @@ from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.compat import CONVERSIONS, FieldUnavailable, prepare_write, write_version
 from flarekit.job import DistributedJob
 from flarekit.kueue import list_queues
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 RAYCLUSTERS = ("ray.io", "v1", "rayclusters")
 

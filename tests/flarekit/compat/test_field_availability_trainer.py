@@ -21,7 +21,7 @@ from flarekit.compat import (
     prepare_write,
 )
 from flarekit.job import TrainJob
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 POD = {
     "nodeSelector": {"pool": "gpu"},

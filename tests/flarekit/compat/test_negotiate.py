@@ -12,8 +12,8 @@ from negotiate_support import client_of
 
 from flarekit.client._served import forget_served
 from flarekit.compat import FamilyRelease, negotiate
-from flarekit.testing import FakeCluster
 from flarekit_models._crds import crds_for
+from flarekit_testing import FakeCluster
 
 #: The release sets of the compatibility matrix (one FakeCluster each).
 SETS: dict[str, dict[str, str]] = {

@@ -21,8 +21,8 @@ from flarekit.compat._crd_match import (
     pinned_fingerprints,
     served_crd,
 )
-from flarekit.testing import FakeCluster
 from flarekit_models._crds import crds_for
+from flarekit_testing import FakeCluster
 
 RELEASES = {"kuberay": "v1.7.0", "kueue": "v0.19.2"}
 

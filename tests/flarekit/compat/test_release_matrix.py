@@ -27,7 +27,8 @@ from flarekit._validation import ConfigError
 from flarekit.cluster import Cluster, ClusterConfiguration, ClusterState
 from flarekit.job._distributed import DistributedJob
 from flarekit.job._jobstate import JobState
-from flarekit.testing import (
+from flarekit_models._crds import default_releases
+from flarekit_testing import (
     AppWrapperController,
     FakeCluster,
     KueueController,
@@ -35,7 +36,6 @@ from flarekit.testing import (
     RayClusterController,
     TrainJobController,
 )
-from flarekit_models._crds import default_releases
 from kube_support import QUEUE_LABEL, client_for, new_namespace, seed_queues
 from wait_support import wait_until
 

@@ -34,8 +34,8 @@ from flarekit import Client, RetryPolicy, from_kubeconfig
 from flarekit.cluster import ClusterState
 from flarekit.job._jobstate import JobState
 from flarekit.kueue import QueueOptOutWarning
-from flarekit.testing import ControlPlane, NodePool
-from flarekit.testing._cp_operators import FAMILIES, built_versions
+from flarekit_testing import ControlPlane, NodePool
+from flarekit_testing.controlplane._operators import FAMILIES, built_versions
 from kube_support import QUEUE_LABEL
 from wait_support import wait_until
 

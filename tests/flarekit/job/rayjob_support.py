@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from flarekit.cluster import ClusterConfiguration
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 JSON = dict[str, Any]
 TICK = 0.02

@@ -14,7 +14,7 @@ from flarekit.job._distributed import DistributedJob
 from flarekit.job._jobstate import JobState
 from flarekit.job._pytorchjob import PyTorchJobRun
 from flarekit.job._trainjob import TrainJob
-from flarekit.testing import (
+from flarekit_testing import (
     AppWrapperController,
     FakeCluster,
     KueueController,

@@ -10,8 +10,8 @@ import pytest
 
 from flarekit import Client, NotFound, from_kubeconfig
 from flarekit.job._listing import find_jobs
-from flarekit.testing import FakeCluster
 from flarekit_models.ray.v1 import RayJob
+from flarekit_testing import FakeCluster
 
 
 def rayjob(name: str, namespace: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from trainjob_support import TICK, torch_runtime
 from flarekit import ApiError, NotFound
 from flarekit.cluster import ClusterConfiguration
 from flarekit.job import DistributedJob, Job, JobSpec, JobState, RayJob, TrainJob
-from flarekit.testing import (
+from flarekit_testing import (
     AppWrapperController,
     FakeCluster,
     KueueController,

@@ -21,7 +21,13 @@ from flarekit._products import JOBSET_LABEL, REPLICATED_JOB_LABEL
 from flarekit._wait import TerminalFailure
 from flarekit.job import JobState, JobStatus, TrainJob
 from flarekit.kueue import QueueOptOutWarning
-from flarekit.testing import ControlPlane, FakeCluster, KueueController, TrainJobController
+from flarekit_testing import (
+    ClusterBackend,
+    ControlPlane,
+    FakeCluster,
+    KueueController,
+    TrainJobController,
+)
 from kube_support import client_for, new_namespace, seed_queues
 from wait_support import wait_until
 
@@ -126,13 +132,13 @@ def test_following_a_job_that_ends_without_a_pod_says_so() -> None:
 # -- events, on both backends -------------------------------------------------------------------
 
 
-def _runtime(backend: FakeCluster | ControlPlane) -> str:
+def _runtime(backend: ClusterBackend) -> str:
     name = f"torch-{uuid.uuid4().hex[:8]}"
     backend.create({**torch_runtime(name), "metadata": {"name": name}})
     return name
 
 
-def _unqueued_job(backend: FakeCluster | ControlPlane, namespace: str, runtime: str) -> TrainJob:
+def _unqueued_job(backend: ClusterBackend, namespace: str, runtime: str) -> TrainJob:
     client = client_for(backend, namespace=namespace)
     job = TrainJob(
         "watched", runtime=runtime, image="example.com/train:1", command=["python", "t.py"],
@@ -155,7 +161,7 @@ def _trainer_pod(job: TrainJob, **spec: Any) -> dict[str, Any]:
     }
 
 
-def test_events_about_a_job_include_its_pods(backend: FakeCluster | ControlPlane) -> None:
+def test_events_about_a_job_include_its_pods(backend: ClusterBackend) -> None:
     namespace = new_namespace(backend, "watch-")
     job = _unqueued_job(backend, namespace, _runtime(backend))
     assert job.events() == [] or all(e.involved_object.kind != "Pod" for e in job.events())
@@ -201,7 +207,7 @@ def test_a_pod_that_cannot_be_placed_shows_in_the_status(control_plane: ControlP
     assert "Insufficient cpu" in line, line
 
 
-def test_queue_opt_out_leaves_no_queue_label(backend: FakeCluster | ControlPlane) -> None:
+def test_queue_opt_out_leaves_no_queue_label(backend: ClusterBackend) -> None:
     namespace = new_namespace(backend, "watch-")
     job = _unqueued_job(backend, namespace, _runtime(backend))
     stored = backend.get("trainjobs", job.name, namespace)

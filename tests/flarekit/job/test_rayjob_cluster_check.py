@@ -11,7 +11,7 @@ from rayjob_support import RAYJOBS, existing_cluster
 from flarekit import Client
 from flarekit.cluster import ConfigError
 from flarekit.job import RayJob
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,14 @@ from flarekit import Client
 from flarekit.cluster import ConfigError
 from flarekit.job import RayJob
 from flarekit.kueue import QueueNotFound, admission_state, workload_for
-from flarekit.testing import (
+from flarekit_models.ray.v1 import RayJob as RayJobModel
+from flarekit_testing import (
     FakeCluster,
     KueueController,
     ManualClock,
     RayClusterController,
     RayJobController,
 )
-from flarekit_models.ray.v1 import RayJob as RayJobModel
 from kube_support import QUEUE_LABEL, seed_queues, writes
 from wait_support import wait_until
 

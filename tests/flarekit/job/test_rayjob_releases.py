@@ -15,7 +15,7 @@ from flarekit._wait import WaitTimeout
 from flarekit.client._served import NotServed
 from flarekit.cluster import ClusterConfiguration, ConfigError, WorkerGroup
 from flarekit.job import JobState, RayJob
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import client_for, new_namespace
 
 RELEASES = ("v1.1.1", "v1.4.2", "v1.7.0")

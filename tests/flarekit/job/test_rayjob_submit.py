@@ -21,7 +21,7 @@ from flarekit import AlreadyExists, Client
 from flarekit._wait import TerminalFailure, WaitTimeout
 from flarekit.cluster import ConfigError
 from flarekit.job import RayJob, RayJobError, RayJobStatus
-from flarekit.testing import FakeCluster, ManualClock, RayClusterController, RayJobController
+from flarekit_testing import FakeCluster, ManualClock, RayClusterController, RayJobController
 from kube_support import writes
 from wait_support import wait_until
 

@@ -15,8 +15,8 @@ from flarekit.job._jobstate import JobState
 from flarekit.job._runtimes import list_runtimes
 from flarekit.job._trainjob import TrainJob
 from flarekit.kueue import QueueNotFound
-from flarekit.testing import FakeCluster, KueueController, TrainJobController
-from flarekit.testing._sim_base import SimController
+from flarekit_testing import FakeCluster, KueueController, TrainJobController
+from flarekit_testing.operators._base import SimController
 from kube_support import client_for, seed_queues
 
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"

@@ -12,7 +12,7 @@ from flarekit._wait import WaitTimeout
 from flarekit.client._errors import NotFound
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
-from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from flarekit_testing import FakeCluster, KueueController, TrainJobController
 from kube_support import client_for, seed_queues
 
 JSON = dict[str, Any]

@@ -20,7 +20,7 @@ from trainjob_support import torch_runtime
 from flarekit import ConfigError
 from flarekit._wait import TerminalFailure
 from flarekit.job import JobState, TrainJob
-from flarekit.testing import FakeCluster, TrainJobController
+from flarekit_testing import FakeCluster, TrainJobController
 from kube_support import client_for
 from wait_support import wait_until
 

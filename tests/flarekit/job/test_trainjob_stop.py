@@ -10,7 +10,7 @@ from trainjob_support import TICK, torch_runtime
 
 from flarekit.job._jobstate import JobState
 from flarekit.job._trainjob import TrainJob
-from flarekit.testing import FakeCluster, KueueController, TrainJobController
+from flarekit_testing import FakeCluster, KueueController, TrainJobController
 from kube_support import QUEUE_LABEL, client_for, seed_queues
 from wait_support import wait_until
 

@@ -12,7 +12,7 @@ from trainjob_support import creates, torch_runtime
 from flarekit import ApiUnavailable, RetryPolicy
 from flarekit._validation import ConfigError
 from flarekit.job._trainjob import TrainJob
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import QUEUE_LABEL, client_for, seed_queues
 from wait_support import wait_until
 

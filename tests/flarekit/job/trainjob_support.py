@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 JSON = dict[str, Any]
 TICK = 0.02

@@ -10,7 +10,7 @@ import pytest
 from kueue_support import KUEUE_RELEASES
 
 from flarekit import Client
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import client_for
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 
 #: Kueue v0.10.6 serves only v1beta1; v0.19.2 serves v1beta2 and the deprecated v1beta1.
 KUEUE_RELEASES = ("v0.10.6", "v0.19.2")

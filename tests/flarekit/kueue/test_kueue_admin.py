@@ -23,7 +23,7 @@ from flarekit.kueue import (
     apply_workload_priority_class,
     resolve_local_queue,
 )
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import writes
 
 QUOTAS: dict[str, dict[str, Any]] = {

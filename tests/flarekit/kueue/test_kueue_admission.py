@@ -24,10 +24,10 @@ from flarekit.kueue import (
     resolve_local_queue,
     workload_for,
 )
-from flarekit.testing import FakeCluster, KueueController, RayClusterController
 from flarekit_models.kueue.v1beta1 import Workload as WorkloadV1beta1
 from flarekit_models.kueue.v1beta2 import Workload as WorkloadV1beta2
 from flarekit_models.ray.v1 import RayCluster
+from flarekit_testing import FakeCluster, KueueController, RayClusterController
 from kube_support import writes
 from wait_support import wait_until
 

@@ -21,8 +21,8 @@ from flarekit.kueue import (
     RollbackIncomplete,
     apply_all,
 )
-from flarekit.testing import FakeCluster
-from flarekit.testing._faults import RecordedRequest
+from flarekit_testing import FakeCluster
+from flarekit_testing.apiserver._faults import RecordedRequest
 from wait_support import wait_until
 
 

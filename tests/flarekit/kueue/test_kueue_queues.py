@@ -26,7 +26,7 @@ from flarekit.kueue import (
     queue_labels,
     resolve_local_queue,
 )
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import client_for
 
 

@@ -20,7 +20,7 @@ from flarekit.kueue import (
     list_queues,
     queue_status,
 )
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from kube_support import new_namespace
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "kueue.x-k8s.io"

@@ -32,8 +32,8 @@ from cryptography.x509.oid import NameOID
 from ray_head_in_netns import bring_loopback_up, check_isolated, ray, run_as_init
 
 from flarekit import Client, from_kubeconfig, generate_tls_cert
-from flarekit.testing import FakeCluster
-from flarekit.testing._tls import make_ca as make_ca_pem
+from flarekit_testing import FakeCluster
+from flarekit_testing.apiserver._tls import make_ca as make_ca_pem
 
 CLUSTER, NAMESPACE = "tls-demo", "default"
 GCS_PORT, CLIENT_PORT = 6379, 10001

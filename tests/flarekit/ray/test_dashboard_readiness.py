@@ -17,7 +17,7 @@ from flarekit import (
     WaitTimeout,
     from_kubeconfig,
 )
-from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_testing import FakeCluster, RayClusterController
 
 FAST = {"poll": 0.01, "max_poll": 0.05, "progress": False}
 VERSION = Reply(body={"version": "4", "ray_version": "2.9.0"})

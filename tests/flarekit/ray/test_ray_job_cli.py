@@ -15,7 +15,7 @@ from fake_dashboard import FakeDashboard, Reply, job
 
 from flarekit import Client, Cluster, ClusterConfiguration, from_kubeconfig
 from flarekit.cli import _ray, main
-from flarekit.testing import FakeCluster, RayClusterController
+from flarekit_testing import FakeCluster, RayClusterController
 
 
 @dataclass

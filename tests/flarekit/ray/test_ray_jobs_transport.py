@@ -18,7 +18,7 @@ from flarekit.ray import (
     RayJobState,
 )
 from flarekit.ray._jobs_http import DashboardTransport
-from flarekit.testing._tls import TLSFiles, make_certificates
+from flarekit_testing.apiserver._tls import TLSFiles, make_certificates
 
 TOKEN = "tok-9f8e7d6c5b4a"
 COOKIE = "session=c00kie-value"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from flarekit import Client
-from flarekit.testing import FakeCluster, KueueController, RayClusterController, RayJobController
+from flarekit_testing import FakeCluster, KueueController, RayClusterController, RayJobController
 from kube_support import client_for, cluster_queue, local_queue, new_namespace
 
 

@@ -15,8 +15,8 @@ from widget_support import make_cluster, three_clusters
 from flarekit import ALL_NAMESPACES, Client, ClusterConfiguration, NotFound, RayJob, get_cluster
 from flarekit._progress import NotebookProgress, open_progress
 from flarekit._wait import wait_until
-from flarekit.testing import FakeCluster
 from flarekit.widgets import ClusterButtons, ClusterTable, JobTable, view_clusters, view_jobs
+from flarekit_testing import FakeCluster
 from wait_support import wait_until as wait_for
 
 

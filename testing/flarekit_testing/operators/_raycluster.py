@@ -1,0 +1,453 @@
+"""A simulated KubeRay RayCluster controller: clusters become ready (or fail) on a schedule.
+
+The status follows what KubeRay writes for a cluster whose pods are all running: `state:
+ready`, worker replica counts, the desired CPU/memory/GPU/TPU summed over head and workers,
+head pod and service addresses, the head service's named ports as `endpoints`, and the
+`HeadPodReady` / `RayClusterProvisioned` conditions where the served CRD has conditions.
+While pods are "starting" the conditions say so and `state` is unset. `spec.suspend: true`
+gives KubeRay's suspended status (`state: suspended`, `RayClusterSuspended`), and resuming
+restarts the schedule. Failure uses the deprecated-but-still-written `state: failed` with a
+`reason`, plus a `ReplicaFailure` condition as current KubeRay reports pod creation errors.
+
+The head and worker pods exist while the cluster does (Pending while it provisions, Running
+once ready, gone when it is suspended, failed or deleted), labelled as KubeRay labels them
+(`ray.io/cluster`, `ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...), and print
+what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from flarekit_testing.apiserver import make_ca, quantity
+from flarekit_testing.operators import _pods as _sim_pods
+from flarekit_testing.operators._base import (
+    Clock,
+    SimController,
+    check_delay,
+    is_suspended,
+    set_condition,
+    suffix,
+    timestamp,
+)
+
+if TYPE_CHECKING:
+    from flarekit_testing.apiserver import FakeCluster
+
+JSON = dict[str, Any]
+
+#: The head service ports KubeRay exposes by default, by port name.
+DEFAULT_PORTS = {"client": 10001, "dashboard": 8265, "gcs-server": 6379, "metrics": 8080}
+_GPU = "nvidia.com/gpu"
+_TPU = "google.com/tpu"
+DEFAULT_FAILURE = "simulated failure: the head Pod could not be created"
+
+
+def worker_groups(spec: Mapping[str, Any]) -> list[tuple[str, int, JSON]]:
+    """(group name, pod count, pod template) of each worker group, replicas clamped to
+    [minReplicas, maxReplicas] and multiplied by `numOfHosts` as KubeRay counts them."""
+    out = []
+    for group in spec.get("workerGroupSpecs") or []:
+        low = int(group.get("minReplicas") or 0)
+        high = int(group.get("maxReplicas") if group.get("maxReplicas") is not None else 2**31 - 1)
+        replicas = group.get("replicas")
+        count = low if replicas is None else min(max(int(replicas), low), high)
+        hosts = int(group.get("numOfHosts") or 1)
+        out.append((str(group.get("groupName", "")), count * hosts, group.get("template") or {}))
+    return out
+
+
+def pod_sets(spec: Mapping[str, Any]) -> list[tuple[str, int, JSON]]:
+    """The head and every worker group as (name, count, pod template)."""
+    head = (spec.get("headGroupSpec") or {}).get("template") or {}
+    return [("head", 1, head), *worker_groups(spec)]
+
+
+def _endpoints(spec: Mapping[str, Any]) -> dict[str, str]:
+    ports: dict[str, str] = {name: str(port) for name, port in DEFAULT_PORTS.items()}
+    template = (spec.get("headGroupSpec") or {}).get("template") or {}
+    for container in (template.get("spec") or {}).get("containers") or []:
+        for port in container.get("ports") or []:
+            if port.get("name"):
+                ports[str(port["name"])] = str(port.get("containerPort", ""))
+    return ports
+
+
+def _ip(prefix: str, uid: str, salt: str) -> str:
+    raw = hashlib.sha256(f"{uid}/{salt}".encode()).digest()
+    return f"{prefix}.{raw[0]}.{1 + raw[1] % 254}"
+
+
+CLUSTER_LABEL = "ray.io/cluster"
+CA_SECRET_LABEL = "ray.openshift.ai/cluster-name"
+
+
+def ray_pods(obj: Mapping[str, Any]) -> list[JSON]:
+    """The head and worker pods KubeRay creates for a RayCluster, with its labels."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    name, uid, namespace = str(meta["name"]), str(meta["uid"]), str(meta.get("namespace"))
+    owner = {
+        "apiVersion": obj["apiVersion"],
+        "kind": "RayCluster",
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    common = {
+        CLUSTER_LABEL: name,
+        "ray.io/is-ray-node": "yes",
+        "app.kubernetes.io/name": "kuberay",
+        "app.kubernetes.io/created-by": "kuberay-operator",
+    }
+    head_template = (spec.get("headGroupSpec") or {}).get("template") or {}
+    pods = [
+        _sim_pods.pod_from_template(
+            namespace,
+            f"{name}-head-{suffix(uid)}",
+            head_template,
+            {
+                **common,
+                "ray.io/node-type": "head",
+                "ray.io/group": "headgroup",
+                "ray.io/identifier": f"{name}-head",
+            },
+            owner,
+            "rayproject/ray",
+        )
+    ]
+    for group, count, template in worker_groups(spec):
+        for index in range(count):
+            pods.append(
+                _sim_pods.pod_from_template(
+                    namespace,
+                    f"{name}-{group}-worker-{suffix(uid, group, str(index))}",
+                    template,
+                    {
+                        **common,
+                        "ray.io/node-type": "worker",
+                        "ray.io/group": group,
+                        "ray.io/identifier": f"{name}-worker",
+                    },
+                    owner,
+                    "rayproject/ray",
+                )
+            )
+    return pods
+
+
+def default_logs(cluster: JSON, pod: JSON) -> list[str]:
+    """Roughly what `ray start` prints on a head or worker node."""
+    ip = (pod.get("status") or {}).get("podIP", "")
+    head = (pod["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"
+    lines = ["Usage stats collection is disabled.", f"Local node IP: {ip}", "", "-" * 20]
+    lines.append("Ray runtime started.")
+    lines.append("-" * 20)
+    if head:
+        lines.append("View the Ray dashboard at http://0.0.0.0:8265")
+    return lines
+
+
+def desired(spec: Mapping[str, Any]) -> JSON:
+    """The replica counts and summed resources KubeRay reports for a spec."""
+    workers = worker_groups(spec)
+    total: dict[str, Fraction] = {}
+    for _, count, template in pod_sets(spec):
+        quantity.add(total, quantity.pod_requests(template), count)
+    groups = spec.get("workerGroupSpecs") or []
+    return {
+        "desiredWorkerReplicas": sum(count for _, count, _ in workers),
+        "minWorkerReplicas": sum(
+            int(g.get("minReplicas") or 0) * int(g.get("numOfHosts") or 1) for g in groups
+        ),
+        "maxWorkerReplicas": min(
+            2**31 - 1,
+            sum(int(g.get("maxReplicas") or 0) * int(g.get("numOfHosts") or 1) for g in groups),
+        ),
+        "desiredCPU": quantity.spell("cpu", total.get("cpu", Fraction(0))),
+        "desiredMemory": quantity.spell("memory", total.get("memory", Fraction(0))),
+        "desiredGPU": quantity.spell(_GPU, total.get(_GPU, Fraction(0))),
+        "desiredTPU": quantity.spell(_TPU, total.get(_TPU, Fraction(0))),
+    }
+
+
+def ready_status(
+    obj: Mapping[str, Any], conditions: list[JSON], head_ip: str | None = None
+) -> JSON:
+    """The status of a RayCluster whose head and workers are all running and ready
+    (`head_ip`: the head pod's IP, as KubeRay reads it from the pod)."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    uid, name, now = str(meta["uid"]), str(meta["name"]), timestamp()
+    counts = desired(spec)
+    generation = meta.get("generation")
+    conditions = set_condition(
+        conditions, "HeadPodReady", True, "HeadPodRunningAndReady", "", generation
+    )
+    conditions = set_condition(
+        conditions,
+        "RayClusterProvisioned",
+        True,
+        "AllPodRunningAndReadyFirstTime",
+        "All Ray Pods are ready for the first time",
+        generation,
+    )
+    previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
+    return {
+        **counts,
+        "state": "ready",
+        "reason": None,
+        "readyWorkerReplicas": counts["desiredWorkerReplicas"],
+        "availableWorkerReplicas": counts["desiredWorkerReplicas"],
+        "endpoints": _endpoints(spec),
+        "head": {
+            "podIP": head_ip or _ip("10.244", uid, "pod"),
+            "podName": f"{name}-head-{suffix(uid)}",
+            "serviceIP": _ip("10.96", uid, "service"),
+            "serviceName": f"{name}-head-svc",
+        },
+        "conditions": conditions,
+        "stateTransitionTimes": {**previous, "ready": previous.get("ready", now)},
+        "lastUpdateTime": now,
+        "observedGeneration": generation,
+    }
+
+
+class RayClusterController(SimController):
+    """Makes RayClusters ready `ready_after` seconds after they are created or resumed.
+
+    `fail_after` (seconds) makes clusters fail instead, with `failure_message` as the reason;
+    `fail_when(obj)` limits failure to the clusters it returns True for. Clusters with
+    `spec.suspend: true` stay suspended. `ca_secret=True` also gives each cluster the CA
+    secret OpenShift AI's KubeRay makes for mTLS (`<cluster>-ca-secret-<suffix>`, labelled
+    `ray.openshift.ai/cluster-name`, owned by the cluster), which codeflare-sdk's `apply()`
+    and `wait_ready()` wait for.
+    """
+
+    resource = "rayclusters.ray.io"
+
+    def __init__(
+        self,
+        ready_after: float = 0.0,
+        *,
+        fail_after: float | None = None,
+        fail_when: Callable[[JSON], bool] | None = None,
+        failure_message: str = DEFAULT_FAILURE,
+        logs: _sim_pods.LogSource | None = None,
+        clock: Clock | None = None,
+        ca_secret: bool = False,
+    ) -> None:
+        super().__init__(clock)
+        self.ca_secret = ca_secret
+        self.pods = _sim_pods.PodRunner(logs, default_logs)
+        check_delay("ready_after", ready_after)
+        check_delay("fail_after", fail_after)
+        self.ready_after = ready_after
+        self.fail_after = fail_after
+        self.fail_when = fail_when
+        self.failure_message = failure_message
+        self._suspended: set[str] = set()
+
+    def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
+        uid = str(obj["metadata"]["uid"])
+        status = obj.get("status") or {}
+        if is_suspended(obj):
+            self._suspended.add(uid)
+            self._delete_pods(cluster, obj)
+            self.write_status(cluster, obj, self._suspended_status(obj))
+            return
+        if uid in self._suspended:
+            self._suspended.discard(uid)
+            self.restart_schedule(obj)
+            self.write_status(cluster, obj, self._resumed_status(obj))
+            return
+        if status.get("state") == "failed":
+            return
+        failing = self.fail_after is not None and (self.fail_when is None or self.fail_when(obj))
+        if failing and self.fail_after is not None and since >= self.fail_after:
+            self._delete_pods(cluster, obj)
+            self.write_status(cluster, obj, self._failed_status(obj))
+            return
+        pods = self._sync_pods(cluster, obj)
+        if not failing and since >= self.ready_after:
+            for pod in pods:
+                self.pods.start(cluster, obj, pod)
+            if self.ca_secret:
+                self._ensure_ca_secret(cluster, obj)
+            head = f"{obj['metadata']['name']}-head-{suffix(uid)}"
+            running = cluster.get("pods", head, obj["metadata"]["namespace"]) or {}
+            head_ip = (running.get("status") or {}).get("podIP")
+            conditions = status.get("conditions") or []
+            self.write_status(cluster, obj, ready_status(obj, conditions, head_ip))
+        elif status.get("state") != "ready":
+            self.write_status(cluster, obj, self._provisioning_status(obj))
+
+    # -- pods -----------------------------------------------------------------------------------
+
+    def _sync_pods(self, cluster: FakeCluster, obj: JSON) -> list[JSON]:
+        """Create the pods the spec asks for and delete those it no longer does."""
+        wanted = ray_pods(obj)
+        names = {p["metadata"]["name"] for p in wanted}
+        meta = obj["metadata"]
+        for pod in self.pods.owned(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]}):
+            if pod["metadata"]["name"] not in names:
+                self.pods.delete_pod(cluster, meta["namespace"], pod["metadata"]["name"])
+        return self.pods.ensure(cluster, wanted)
+
+    def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta = obj["metadata"]
+        self.pods.delete(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]})
+
+    def _ensure_ca_secret(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta = obj["metadata"]
+        name = f"{meta['name']}-ca-secret-{suffix(str(meta['uid']))}"
+        if cluster.get("secrets", name, meta["namespace"]) is not None:
+            return
+        cert, key = make_ca(f"{meta['name']}-ca")
+        owner = {
+            "apiVersion": obj["apiVersion"],
+            "kind": "RayCluster",
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        cluster.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta["namespace"],
+                    "labels": {CA_SECRET_LABEL: meta["name"]},
+                    "ownerReferences": [owner],
+                },
+                "data": {
+                    "ca.crt": base64.b64encode(cert).decode(),
+                    "ca.key": base64.b64encode(key).decode(),
+                },
+            }
+        )
+
+    def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
+        """Remove the cluster's pods, as garbage collection of owned objects would."""
+        self._delete_pods(cluster, obj)
+
+    def after_tick(self, cluster: FakeCluster) -> None:
+        self.pods.tick(cluster)
+
+    def _conditions(self, obj: JSON) -> list[JSON]:
+        return list((obj.get("status") or {}).get("conditions") or [])
+
+    def _provisioning_status(self, obj: JSON) -> JSON:
+        generation = obj["metadata"].get("generation")
+        conditions = set_condition(
+            self._conditions(obj),
+            "HeadPodReady",
+            False,
+            "HeadPodNotFound",
+            "Head Pod not found",
+            generation,
+        )
+        conditions = set_condition(
+            conditions,
+            "RayClusterProvisioned",
+            False,
+            "RayClusterPodsProvisioning",
+            "RayCluster Pods are being provisioned for first time",
+            generation,
+        )
+        return {
+            **desired(obj.get("spec") or {}),
+            "readyWorkerReplicas": 0,
+            "availableWorkerReplicas": 0,
+            "conditions": conditions,
+            "lastUpdateTime": timestamp(),
+            "observedGeneration": generation,
+        }
+
+    def _failed_status(self, obj: JSON) -> JSON:
+        generation = obj["metadata"].get("generation")
+        conditions = set_condition(
+            self._conditions(obj),
+            "ReplicaFailure",
+            True,
+            "FailedCreateHeadPod",
+            self.failure_message,
+            generation,
+        )
+        conditions = set_condition(
+            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
+        )
+        previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
+        return {
+            **desired(obj.get("spec") or {}),
+            "state": "failed",
+            "reason": self.failure_message,
+            "readyWorkerReplicas": 0,
+            "availableWorkerReplicas": 0,
+            "conditions": conditions,
+            "stateTransitionTimes": {**previous, "failed": timestamp()},
+            "lastUpdateTime": timestamp(),
+            "observedGeneration": generation,
+        }
+
+    def _suspended_status(self, obj: JSON) -> JSON:
+        generation = obj["metadata"].get("generation")
+        status = obj.get("status") or {}
+        conditions = set_condition(
+            self._conditions(obj),
+            "RayClusterProvisioned",
+            False,
+            "RayClusterPodsProvisioning",
+            "RayCluster has been suspended",
+            generation,
+        )
+        conditions = set_condition(
+            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
+        )
+        conditions = set_condition(
+            conditions, "RayClusterSuspending", False, "RayClusterSuspending", "", generation
+        )
+        conditions = set_condition(
+            conditions, "RayClusterSuspended", True, "RayClusterSuspended", "", generation
+        )
+        previous = status.get("stateTransitionTimes") or {}
+        return {
+            **desired(obj.get("spec") or {}),
+            "state": "suspended",
+            "reason": None,
+            "readyWorkerReplicas": 0,
+            "availableWorkerReplicas": 0,
+            "head": None,
+            "endpoints": None,
+            "conditions": conditions,
+            "stateTransitionTimes": {
+                **previous,
+                "suspended": (
+                    previous.get("suspended", timestamp())
+                    if status.get("state") == "suspended"
+                    else timestamp()
+                ),
+            },
+            "lastUpdateTime": timestamp(),
+            "observedGeneration": generation,
+        }
+
+    def _resumed_status(self, obj: JSON) -> JSON:
+        generation = obj["metadata"].get("generation")
+        conditions = set_condition(
+            self._conditions(obj),
+            "RayClusterSuspended",
+            False,
+            "RayClusterSuspended",
+            "",
+            generation,
+        )
+        return {
+            **self._provisioning_status({**obj, "status": {"conditions": conditions}}),
+            "state": None,
+        }
