@@ -276,9 +276,9 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _yaml(data: Mapping[str, JsonValue]) -> str:
-    import yaml
+    from flarekit._yaml import dump_yaml
 
-    return yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False)
+    return dump_yaml(dict(data), sort_keys=False)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

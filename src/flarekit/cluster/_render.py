@@ -232,11 +232,41 @@ def render_appwrapper(config: ClusterConfiguration, *, validated: bool = False) 
     )
 
 
+#: Parameters every value of which is written into the rendered object (the environment once
+#: per pod template), so that their size bounds its size from below.
+_COPIED = (
+    "envs",
+    "labels",
+    "annotations",
+    "volumes",
+    "volume_mounts",
+    "image_pull_secrets",
+    "head_pod_template",
+    "worker_pod_template",
+    "head_tolerations",
+    "worker_tolerations",
+    "head_node_selector",
+    "worker_node_selector",
+)
+
+
 def render(config: ClusterConfiguration, *, validated: bool = False) -> RayCluster | AppWrapper:
-    """What to create for ``config``: an AppWrapper if ``config.appwrapper``, else a RayCluster."""
-    if config.appwrapper:
-        return render_appwrapper(config, validated=validated)
-    return render_raycluster(config, validated=validated)
+    """What to create for ``config``: an AppWrapper if ``config.appwrapper``, else a RayCluster.
+    One the API server could not store (`flarekit._sizes`) is a `ConfigError` naming the
+    parameter that takes the most room, before any YAML is written or request sent."""
+    import dataclasses
+
+    from flarekit._sizes import check_object_size, check_parameter_size
+
+    subject = f"ClusterConfiguration {config.name!r}"
+    kind = "AppWrapper" if config.appwrapper else "RayCluster"
+    if not validated:
+        config.validate().raise_if_problems()
+    check_parameter_size(kind, subject, ((name, getattr(config, name)) for name in _COPIED))
+    made = (render_appwrapper if config.appwrapper else render_raycluster)(config, validated=True)
+    parameters = ((f.name, getattr(config, f.name)) for f in dataclasses.fields(config))
+    check_object_size(made, subject, parameters)
+    return made
 
 
 def to_dict(obj: ClusterConfiguration | KubeModel) -> JsonObject:
