@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
 from flarekit_testing import ControlPlane
 
 REPO = Path(__file__).resolve().parents[1]
