@@ -29,7 +29,7 @@ from ci_skips import pytest_make_collect_report, pytest_runtest_makereport
 """,
     "allowed.toml": """
 [[skip]]
-test = "test_tests.py::test_listed*"
+test = "test_tests.py::test_listed[*]"
 reason = "a listed reason"
 why = "the test of the allow-list needs one"
 """,
