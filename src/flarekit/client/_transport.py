@@ -301,12 +301,14 @@ class Transport:
             elapsed = (time.monotonic() - started) * 1000
             logger.debug("%s %s -> %d in %.1f ms", method, url, status, elapsed)
             texts = _warnings.emit(raw.headers.getlist("Warning"), hold_back)
+            # A connection cut off just as its answer completed is not handed back to the pool.
+            release = _discard if tracker.expired else _release
             if 200 <= status < 300:
                 if not stream:
-                    raw.release_conn()
+                    release(raw)
                 deadline = started + read if stream and read is not None else None
                 return Response(status, data, raw, tuple(texts), self.limits, deadline)
-            raw.release_conn()
+            release(raw)
             error = error_from_response(operation, status, data, raw.headers.get("Retry-After"))
             if status == 401 and self.credentials.exec_auth is not None and not reauthenticated:
                 reauthenticated = True  # the plugin's credential was refused: ask it again
@@ -376,6 +378,10 @@ def describe(exc: BaseException) -> str:
     """A short reason for a transport failure, without the urllib3 pool's internals."""
     reason: object = getattr(exc, "reason", None) or exc
     return f"cannot reach the API server: {reason}"
+
+
+def _release(raw: BaseHTTPResponse) -> None:
+    raw.release_conn()
 
 
 def _discard(raw: BaseHTTPResponse) -> None:
