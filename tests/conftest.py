@@ -21,6 +21,10 @@ import pytest
 
 from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
 from flarekit_testing import ControlPlane
+from flarekit_testing.pytest_plugin import (  # noqa: F401 - every test: no operator raised
+    pytest_configure,
+    simulated_operators_raised_nothing,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
