@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from flarekit import Client, ReadLimits, RetryPolicy, Unauthorized, from_kubeconfig
-from flarekit.testing import FakeCluster
+from flarekit_testing import FakeCluster
 from flarekit_models.core.v1 import Pod
 
 API_VERSION = "client.authentication.k8s.io/v1"

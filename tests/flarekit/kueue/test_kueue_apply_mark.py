@@ -23,7 +23,7 @@ from flarekit.kueue import (
     RollbackIncomplete,
     apply_all,
 )
-from flarekit.testing import ControlPlane, FakeCluster, rule
+from flarekit_testing import ControlPlane, FakeCluster, rule
 from kube_support import FAST_RETRY, new_namespace
 
 Server = FakeCluster | ControlPlane
