@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from flarekit import Client, ReadLimits, RetryPolicy, Unauthorized, from_kubeconfig
-from flarekit_testing import FakeCluster
 from flarekit_models.core.v1 import Pod
+from flarekit_testing import FakeCluster
 
 API_VERSION = "client.authentication.k8s.io/v1"
 
