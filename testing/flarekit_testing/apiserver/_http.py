@@ -13,6 +13,7 @@ import json
 import queue
 import socket
 import ssl
+import sys
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -173,6 +174,19 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 response = answered
         except _errors.ApiError as exc:
+            self._record(incoming, exc.code, user)
+            self._send(exc.code, exc.status(), [], exc.headers)
+            return
+        except RecursionError:
+            # The API server takes objects nested up to 10,000 levels; FakeCluster's code
+            # follows them recursively, as far as Python's recursion limit lets it.
+            exc = _errors.ApiError(
+                500,
+                "InternalError",
+                "FakeCluster cannot follow an object nested this deep (Python's recursion "
+                f"limit, {sys.getrecursionlimit()}); the real API server takes up to 10,000 "
+                "levels",
+            )
             self._record(incoming, exc.code, user)
             self._send(exc.code, exc.status(), [], exc.headers)
             return
