@@ -9,7 +9,8 @@ CODE := src generator models testing tests benchmarks controlplane
 TYPED := src generated testing/flarekit_testing generator/flarekit_generator \
 	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py
 
-.PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
+.PHONY: setup schemas generate control-plane control-plane-matrix control-plane-all test test-matrix \
+	lint typecheck \
 	bench fuzz run run-real-stack dist clean browser shells \
 	differential differential-golden sdk-paths torch-venv
 
@@ -43,7 +44,12 @@ generate: schemas
 control-plane:
 	$(PYTHON) controlplane/build.py --newest
 
-## control-plane-all: the same with every pinned operator release (the release matrix's)
+## control-plane-matrix: the same with each family's oldest and newest operator release (what
+## the release matrix runs, and so `make test`)
+control-plane-matrix:
+	$(PYTHON) controlplane/build.py --matrix
+
+## control-plane-all: every Go module under controlplane/
 control-plane-all:
 	$(PYTHON) controlplane/build.py
 
@@ -74,15 +80,17 @@ shells:
 torch-venv:
 	$(PYTHON) tests/flarekit/ray/torch_venv.py
 
-## test: the whole suite, as CI runs it
-test: generate control-plane browser shells torch-venv
+## test: the whole suite, as CI runs it (the release matrix and the conversions on the real
+## operators of every built release first, then everything else)
+test: generate control-plane browser shells torch-venv test-matrix
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)
 	$(PY) -m pytest -q -m "not operator_matrix"
 
-## test-matrix: the release matrix on the real operators, oldest and newest of each family
-test-matrix: generate control-plane-all
+## test-matrix: the release matrix and every version conversion on the real operators, oldest
+## and newest release of each family (`make test` runs it)
+test-matrix: generate control-plane-matrix
 	$(PY) -m pytest -q -m operator_matrix
 
 lint: setup
