@@ -82,6 +82,9 @@ DPKG_OPTIONS = (
     "path-exclude=/usr/share/info/*",
 )
 RAY_EXTRAS = "default"
+#: Installed with Ray (newest releases that fit): PyTorch warns at import without NumPy, and
+#: most Ray and PyTorch programs use it.
+EXTRA_PACKAGES = ("numpy",)
 #: Distributions of the torch virtualenv the image leaves out.
 TORCH_LEFT_OUT = ("triton", "pip", "setuptools", "uv")
 PAUSE_PACKAGE = "catatonit"
@@ -143,6 +146,7 @@ class Recipe:
     base_packages: tuple[str, ...] = BASE_PACKAGES
     dpkg_options: tuple[str, ...] = DPKG_OPTIONS
     torch_left_out: tuple[str, ...] = TORCH_LEFT_OUT
+    extra_packages: tuple[str, ...] = EXTRA_PACKAGES
     pause: tuple[str, str] = (PAUSE_PACKAGE, PAUSE_IMAGE)
     version: int = RECIPE_VERSION
 
@@ -351,6 +355,7 @@ def _ray_layer(work: Path, venv: Path, rec: Recipe) -> Layer:
             "--prefix",
             str(prefix),
             rec.ray_requirement,
+            *rec.extra_packages,
         ],
         check=True,
         env={**os.environ, "PIP_NO_WARN_SCRIPT_LOCATION": "1"},
@@ -520,6 +525,12 @@ def _import(images: list[Image], root: Path, scratch: Path) -> None:
         layers = sorted({layer.diff_id for image in images for layer in image.layers})
         if containerd.ctr("content", "rm", *layers).wait() != 0:
             raise SystemExit("ctr content rm failed")
+    # containerd forgets them at once and deletes their files at its next garbage collection,
+    # which a store that is only copied never runs: delete them here.
+    blobs = root / "io.containerd.content.v1.content" / "blobs"
+    for digest in layers:
+        algorithm, _, hexdigest = digest.partition(":")
+        (blobs / algorithm / hexdigest).unlink(missing_ok=True)
 
 
 def _size(folder: Path) -> int:

@@ -406,7 +406,8 @@ class RealNode:
             if b" 200 " not in answer.split(b"\r\n", 1)[0] + b" ":
                 raise ConnectionError(answer.split(b"\r\n", 1)[0].decode(errors="replace"))
             sock.sendall(
-                f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode()
+                f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: flarekit-node\r\n"
+                "Connection: close\r\n\r\n".encode()
             )
             data = answer.partition(b"\r\n\r\n")[2]
             while chunk := sock.recv(65536):
