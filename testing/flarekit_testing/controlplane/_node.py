@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
+
 from flarekit_testing.controlplane import _node_config as config
 from flarekit_testing.controlplane._cgroups import NodeCgroup
 from flarekit_testing.controlplane._nodenet import NodeNetwork, launcher_argv
@@ -185,8 +186,40 @@ def _kubeconfig(path: Path, server: str, ca: Path, pair: KeyPair) -> Path:
     return path
 
 
+class PlaneHost:
+    """A ControlPlane as the node's host (its CA, its direct access, its components)."""
+
+    def __init__(self, plane: Any) -> None:
+        self._plane = plane
+
+    @property
+    def port(self) -> int:
+        return int(self._plane.port)
+
+    @property
+    def authority(self) -> Authority:
+        authority = self._plane._ca
+        assert isinstance(authority, Authority)
+        return authority
+
+    def start_component(
+        self, name: str, argv: list[str], env: Mapping[str, str] | None = None
+    ) -> Component:
+        component: Component = self._plane.start_component(name, argv, env)
+        return component
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        return self._plane.rest.request(method, path, body)
+
+    def wait_for(self, ready: Callable[[], bool], what: str, timeout: float) -> None:
+        self._plane._wait(ready, what, timeout=timeout)
+
+
 class RealNode:
     """One real node joined to `host` (see the module's docstring)."""
+
+    NAME = NODE_NAME
+    ADDRESS = NODE_ADDRESS
 
     def __init__(self, host: NodeHost, folder: Path, assets: NodeAssets) -> None:
         resolved = folder.resolve()
@@ -294,11 +327,12 @@ class RealNode:
         )
         (layout.cni_conf_dir / "10-flarekit-node.conflist").write_text(config.cni_config(layout))
         containerd = self._start("containerd", [str(self.assets.containerd), "--config", str(toml)])
-        self.host.wait_for(
-            lambda: containerd.check() is None and layout.containerd_socket.exists(),
-            "containerd to listen",
-            timeout=30,
-        )
+
+        def listening() -> bool:
+            containerd.check()
+            return layout.containerd_socket.exists()
+
+        self.host.wait_for(listening, "containerd to listen", timeout=30)
 
     def ctr(self, *args: str, timeout: float = 60.0) -> str:
         """Run `ctr` against the node's containerd (Kubernetes' namespace); its output."""
@@ -476,3 +510,31 @@ def egress_selector_configuration(tunnel: Path) -> str:
             ],
         }
     )
+
+
+def image_names(trainer_install: Path | None) -> list[str]:
+    """What the node's Python image is also called: the image flarekit renders by default
+    for a Ray cluster (`rayproject/ray:<default Ray>`), and the PyTorch images of the Trainer
+    runtimes in `trainer_install` (its rendered upstream manifests), when Trainer runs."""
+    from flarekit.cluster import ClusterConfiguration
+
+    names = [ClusterConfiguration("node-image").effective_image]
+    if trainer_install is not None:
+        for document in yaml.safe_load_all(trainer_install.read_text()):
+            if not isinstance(document, dict) or not document.get("kind", "").endswith(
+                "TrainingRuntime"
+            ):
+                continue
+            for found in _images_in(document):
+                if found.startswith("pytorch/pytorch:") and found not in names:
+                    names.append(found)
+    return names
+
+
+def _images_in(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        found = [str(value["image"])] if isinstance(value.get("image"), str) else []
+        return found + [i for v in value.values() for i in _images_in(v)]
+    if isinstance(value, list):
+        return [i for v in value for i in _images_in(v)]
+    return []
