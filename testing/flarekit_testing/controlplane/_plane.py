@@ -73,6 +73,7 @@ from flarekit_testing.controlplane._rest import MERGE_PATCH, Endpoint, Rest, col
 
 JSON = dict[str, Any]
 NodePool = _kwok.NodePool
+_DEFAULT_NODES = (NodePool(),)
 
 ADMIN = "flarekit-admin"
 RESTRICTED = "flarekit-restricted"
@@ -168,7 +169,7 @@ class ControlPlane:
         releases: Mapping[str, str] | None = None,
         *,
         crds: Iterable[Mapping[str, Any]] | None = None,
-        nodes: Sequence[NodePool] = (NodePool(),),
+        nodes: Sequence[NodePool] = _DEFAULT_NODES,
         binaries: str | os.PathLike[str] | None = None,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
         pod_run_time: float = 1.0,
@@ -190,7 +191,7 @@ class ControlPlane:
             releases = {**(releases or _default_releases()), **self._operator_versions}
         self._crds = list(crds) if crds is not None else release_crds(releases)
         self._releases = dict(releases) if releases is not None else None
-        if kubelet and list(nodes) != [NodePool()]:
+        if kubelet and nodes is not _DEFAULT_NODES:
             raise ValueError(
                 "kubelet=True runs one real node; nodes=[...] chooses KWOK's fake nodes: "
                 "pass one or the other"
