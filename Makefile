@@ -75,22 +75,21 @@ torch-venv:
 	$(PYTHON) tests/flarekit/ray/torch_venv.py
 
 ## real-node: what the control plane's real node (ControlPlane(kubelet=True)) needs: Debian's
-## containerd, runc, CNI plugins, iptables, conntrack and mmdebstrap (installed as root where
-## missing, else it prints what to run), the kubelet, kube-proxy and CoreDNS from
-## controlplane/node/, and the node's images (controlplane/images.py), both in the cache. The
-## images (disk and network) build while the Go programs (CPU) compile.
+## containerd, runc, CNI plugins, iptables, conntrack and mmdebstrap (installed where missing),
+## the kubelet, kube-proxy and CoreDNS from controlplane/node/, and the node's images
+## (controlplane/images.py), both in the cache; the images (disk and network) build while the
+## Go programs (CPU) compile. Needs root; without it, it says so and the node's tests skip.
 NODE_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
 real-node: generate torch-venv
-	@{ command -v containerd && command -v runc && command -v mmdebstrap && command -v conntrack \
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "the real node needs root: 'sudo make real-node' (its tests are skipped until then)" >&2; \
+	  exit 0; \
+	fi; \
+	{ command -v containerd && command -v runc && command -v mmdebstrap && command -v conntrack \
 	  && test -x /usr/lib/cni/bridge; } >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing $(NODE_PACKAGES) (Debian)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
-	      --no-install-recommends $(NODE_PACKAGES) >/dev/null; \
-	  else \
-	    echo "the real node needs root and Debian's $(NODE_PACKAGES): 'sudo make real-node'" >&2; \
-	    exit 1; \
-	  fi; }
+	  echo "installing Debian's $(NODE_PACKAGES)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
+	    --no-install-recommends $(NODE_PACKAGES) >/dev/null || exit 1; }; \
 	$(PYTHON) controlplane/images.py & images=$$!; \
 	$(PYTHON) controlplane/build.py --newest --node; built=$$?; \
 	wait $$images && exit $$built
@@ -148,7 +147,7 @@ run: generate
 	$(PY) -m flarekit.walkthrough
 
 ## run-real-stack: the same walkthrough on the real control plane with the real operators
-run-real-stack: generate control-plane
+run-real-stack: generate control-plane real-node
 	$(PY) -m flarekit.walkthrough --real-stack
 
 ## dist: sdists and wheels of flarekit, flarekit-models, flarekit-testing and flarekit-generator

@@ -70,8 +70,7 @@ def need_controlplane() -> Path:
 def need_real_node() -> None:
     """Skip (fail in CI) unless a real node can run here: root, Debian's containerd, runc
     and CNI plugins, and the kubelet, CoreDNS and images `make real-node` builds."""
-    from flarekit_testing.controlplane import NodeNotReady
-    from flarekit_testing.controlplane._node import find_node_assets
+    from flarekit_testing.controlplane import NodeNotReady, find_node_assets
 
     try:
         find_node_assets()
