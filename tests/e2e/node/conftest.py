@@ -16,11 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_support import OPERATORS, Backend, NodeBackend
+from e2e_support import Backend, NodeBackend
 
 from flarekit_testing import ControlPlane
 from flarekit_testing.controlplane import OperatorNotBuilt
 from flarekit_testing.controlplane._operator_runner import versions_for
+
+
+#: What these tests use (the training-operator's PyTorchJob is the KWOK lane's alone).
+OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper")
 
 
 @pytest.fixture(scope="package")
