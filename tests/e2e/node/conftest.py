@@ -22,7 +22,6 @@ from flarekit_testing import ControlPlane
 from flarekit_testing.controlplane import OperatorNotBuilt
 from flarekit_testing.controlplane._operator_runner import versions_for
 
-
 #: What these tests use (the training-operator's PyTorchJob is the KWOK lane's alone).
 OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper")
 

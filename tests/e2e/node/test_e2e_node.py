@@ -83,7 +83,9 @@ def test_queued_cluster_runs_ray_and_jobs_print_what_they_computed(
     finished = dashboard.wait(submission, timeout=backend.timeout)
     assert finished.status.value == "SUCCEEDED", dashboard.logs(submission)
     assert f"squared {number ** 2}" in dashboard.logs(submission)
+    assert job.delete(wait=True, timeout=backend.timeout)  # and its submitter pod
     cluster.down(wait=True, **backend.waits)
+    backend.wait(lambda: not backend.objects("pods", namespace), "no pod left")
     backend.wait(lambda: not _node_containers(backend, namespace), "no container left on the node")
 
 
