@@ -7,7 +7,7 @@ export SCHEMA_MIRROR
 CODE := src generator models testing tests benchmarks controlplane
 # models/runtime is checked as part of generated/ (it is copied into every generated package).
 TYPED := src generated testing/flarekit_testing generator/flarekit_generator \
-	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py
+	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py controlplane/images.py
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
 	bench fuzz run run-real-stack dist clean browser shells \

@@ -393,9 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the real node's programs (kubelet, kube-proxy, CoreDNS)",
     )
-    parser.add_argument(
-        "modules", nargs="*", help="modules to build (default: all but the node's)"
-    )
+    parser.add_argument("modules", nargs="*", help="modules to build (default: all but the node's)")
     args = parser.parse_args(argv)
     go = shutil.which("go")
     if go is None:

@@ -1,19 +1,19 @@
 """Build the real node's container images from Debian packages and PyPI wheels, into a cache.
 
 No registry is reachable where the tests run, so the images that the real node's pods run are
-made here, and imported into a containerd image store under the names that flarekit and the
-pinned operators render by default, so that no manifest needs rewriting:
+made here and imported into a containerd image store:
 
 - the pods' sandbox ("pause") image: Debian's static `catatonit` in pause mode;
 - one Python image with Ray and PyTorch. Its three layers:
-  1. Debian bookworm's `python3` (3.11), `bash`, `wget` (KubeRay's probes), `procps` and
-     `ca-certificates`, made by `mmdebstrap` (no apt, no caches, no manuals);
+  1. Debian bookworm's `python3` (3.11) and `libstdc++6`, `bash`, `wget` (KubeRay's probes),
+     `procps` and `ca-certificates`, made by `mmdebstrap` (no apt, no caches, no manuals);
   2. PyTorch (CPU and CUDA libraries, as PyPI ships it) from the pinned virtualenv that
      `tests/flarekit/ray/torch_venv.py` installs (`make torch-venv`), so that the 2.8 GB of
      wheels are downloaded once: its packages, less `triton` (the GPU kernel compiler, which
      nothing on a CPU node loads), pip, setuptools and uv;
   3. `ray[default]` at flarekit's default Ray release (the dashboard and the job server run)
-     and what it needs beyond layer 2, installed by pip.
+     and NumPy, with what they need beyond layer 2, installed by pip (the newest releases
+     that fit, recorded in `images.json`).
 
 The store holds them under names of their own (`localhost/flarekit/...`); a node names the
 Python image, when it starts, after what the control plane's flarekit and operators render
@@ -21,19 +21,20 @@ by default (`rayproject/ray:<flarekit's default Ray>`, the pinned Trainer runtim
 `pytorch/pytorch:...`), so that no manifest needs rewriting and no rebuild is needed when
 only a name changes. `images.json` beside the store says which name is which image.
 
-The image store (containerd's content and its unpacked overlayfs snapshots) is built into
+The image store (containerd's metadata and the images' unpacked overlayfs snapshots; the
+layers' blobs are dropped once unpacked) is built into
 
     <cache>/node/images-<key>/root
 
 where `<cache>` is `$FLAREKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/flarekit`, else
-`~/.cache/flarekit`, and `<key>` hashes the recipe (packages, pins, names) and the containerd
-release. A node start copies it into its own scratch directory with hard links (seconds, no
+`~/.cache/flarekit`, and `<key>` hashes the recipe (packages, pins, options) and the
+containerd release. A node start copies it into its own scratch directory with hard links (seconds, no
 data copied); `<cache>/node/images.current` names the store built last. Images never go into
 the repository.
 
     python controlplane/images.py          # build what is missing, show progress and time
     python controlplane/images.py --dir    # print the store's folder, build nothing
-    python controlplane/images.py --list   # the images and their names
+    python controlplane/images.py --list   # the images and what they hold
 
 It needs root (containerd, mmdebstrap), containerd and mmdebstrap (`make real-node` installs
 them with apt where they are missing). Standard library only.
@@ -339,7 +340,16 @@ def _torch_layer(work: Path, venv: Path, rec: Recipe) -> Layer:
     return _write_layer(work / "torch.tar", members())
 
 
-def _ray_layer(work: Path, venv: Path, rec: Recipe) -> Layer:
+def _distributions(site: Path) -> list[str]:
+    """`name==version` of every distribution installed in `site`."""
+    found = []
+    for meta in sorted(site.glob("*.dist-info")):
+        name, _, version = meta.name[: -len(".dist-info")].rpartition("-")
+        found.append(f"{name}=={version}")
+    return found
+
+
+def _ray_layer(work: Path, venv: Path, rec: Recipe) -> tuple[Layer, list[str]]:
     """`ray[default]` and what it needs beyond the torch layer: pip runs with the torch
     virtualenv's interpreter, which sees the packages installed there as satisfied, and
     installs only the rest, into a prefix of its own."""
@@ -370,8 +380,9 @@ def _ray_layer(work: Path, venv: Path, rec: Recipe) -> Layer:
         yield from _scripts(prefix / "bin")
 
     layer = _write_layer(work / "ray.tar", members())
+    installed = _distributions(site)
     shutil.rmtree(prefix)
-    return layer
+    return layer, installed
 
 
 def _pause_layer(work: Path) -> Layer:
@@ -434,8 +445,8 @@ def _archive(images: list[Image], out: io.BufferedWriter) -> None:
                 if name not in written:
                     info = tarfile.TarInfo(name)
                     info.size = layer.size
-                    with open(layer.path, "rb") as data:
-                        tar.addfile(info, data)
+                    with open(layer.path, "rb") as blob:
+                        tar.addfile(info, blob)
                     written.add(name)
                 layers.append(name)
             manifest.append(
@@ -586,7 +597,7 @@ def _build_locked(rec: Recipe, target: Path) -> Path:
         torch = _torch_layer(work, venv, rec)
         _done(t, f", {torch.size / 2**20:.0f} MiB")
         t = _step(f"ray layer: {rec.ray_requirement} (pip)")
-        ray = _ray_layer(work, venv, rec)
+        ray, installed = _ray_layer(work, venv, rec)
         _done(t, f", {ray.size / 2**20:.0f} MiB")
         t = _step(f"pause image: Debian's {PAUSE_PACKAGE}")
         pause = _pause_layer(work)
@@ -610,6 +621,7 @@ def _build_locked(rec: Recipe, target: Path) -> Path:
                 "pause": PAUSE_IMAGE,
                 "ray_version": rec.ray_version,
                 "torch": list(rec.torch_pins),
+                "ray_layer": installed,
                 "recipe": rec.__dict__,
             },
             default=list,
