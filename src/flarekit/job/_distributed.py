@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from flarekit._validation import (
     ConfigError,
@@ -54,6 +54,14 @@ class RayDashboard(Protocol):
     """A Ray cluster whose dashboard URL can be read (a `flarekit.cluster.Cluster`)."""
 
     def cluster_dashboard_uri(self) -> str: ...
+
+
+@runtime_checkable
+class _ReachableDashboard(Protocol):
+    """A Ray cluster that hands out a client of its dashboard (a `flarekit.cluster.Cluster`:
+    through its Route, Ingress or HTTPRoute, else through the API server)."""
+
+    def dashboard_client(self) -> RayJobClient: ...
 
 
 Target = Literal["TrainJob", "PyTorchJob", "AppWrapper", "Ray"]
@@ -644,6 +652,8 @@ class DistributedJob:
             client = cluster
         elif isinstance(cluster, str):
             client = RayJobClient(cluster)
+        elif isinstance(cluster, _ReachableDashboard):
+            client = cluster.dashboard_client()  # exposed, else through the API server
         else:
             client = RayJobClient(cluster.cluster_dashboard_uri())
         runtime_env = {"working_dir": self.working_dir} if self.working_dir else None
