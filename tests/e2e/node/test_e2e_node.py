@@ -90,21 +90,33 @@ def test_queued_cluster_runs_ray_and_jobs_print_what_they_computed(
 
 
 def all_reduce(offset: int) -> None:
-    """Each rank contributes rank + offset; every rank prints the sum all_reduce gave it."""
+    """Each rank contributes rank + offset; every rank prints the sum all_reduce gave it. The
+    first run (no marker in /shared, a folder of the node both pods mount) then lingers, to
+    be stopped while it runs; the run after `resume()` ends at once."""
+    import os
+    import time
+
     import torch
     import torch.distributed as dist
 
+    first_run = not os.path.exists("/shared/ran")
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     value = torch.tensor([float(rank + offset)])
     dist.all_reduce(value)
     print(f"rank {rank} of {world}: sum {int(value.item())}", flush=True)
     dist.destroy_process_group()
+    if first_run:
+        open("/shared/ran", "w").close()
+        time.sleep(900)
 
 
 def test_trainjob_all_reduces_across_two_pods_and_is_stopped_and_resumed(
     backend: Backend, namespace: str, client: Client, lq: str
 ) -> None:
+    assert isinstance(backend, NodeBackend)
+    shared = backend.cluster.directory / "node" / f"shared-{namespace}"
+    shared.mkdir()
     offset = random.randint(100, 999)
     expected = offset + (offset + 1)
     job = TrainJob(
@@ -116,13 +128,22 @@ def test_trainjob_all_reduces_across_two_pods_and_is_stopped_and_resumed(
         num_nodes=2,
         num_proc_per_node=1,
         resources_per_node=TRAIN_RESOURCES,
+        volumes=[{"name": "shared", "hostPath": {"path": str(shared), "type": "Directory"}}],
+        volume_mounts=[{"name": "shared", "mountPath": "/shared"}],
         local_queue=lq,
         client=client,
     ).submit()
-    assert job.wait(**backend.waits).state is JobState.SUCCEEDED
-    logs = job.logs()
-    for rank in (0, 1):
-        assert f"rank {rank} of 2: sum {expected}" in logs, logs
+
+    def reduced() -> bool:
+        try:
+            return all(f"sum {expected}" in job.logs(node=rank) for rank in (0, 1))
+        except Exception:  # no pod or no log yet
+            return False
+
+    backend.wait(reduced, "both ranks print the sum")
+    for rank in (0, 1):  # each node's pod ran one rank
+        assert f"rank {rank} of 2: sum {expected}" in job.logs(node=rank)
+    assert job.status().state is JobState.RUNNING
 
     # Stopped through its Kueue Workload: its pods go, on the node too; resumed, it runs again.
     job.stop()
@@ -131,7 +152,8 @@ def test_trainjob_all_reduces_across_two_pods_and_is_stopped_and_resumed(
     backend.wait(lambda: not _node_containers(backend, namespace), "no container on the node")
     job.resume()
     assert job.wait(**backend.waits).state is JobState.SUCCEEDED
-    assert f"sum {expected}" in job.logs()
+    for rank in (0, 1):
+        assert f"rank {rank} of 2: sum {expected}" in job.logs(node=rank)
 
 
 def test_distributed_job_runs_its_script_with_torchrun(
@@ -147,7 +169,7 @@ def test_distributed_job_runs_its_script_with_torchrun(
         "dist",
         script="train.py",
         args=[str(number)],
-        working_dir=tmp_path,
+        files=[tmp_path / "train.py"],  # written into the pods before torchrun starts
         j="2x1",
         cpu="250m",
         mem_mb=1024,
@@ -157,8 +179,8 @@ def test_distributed_job_runs_its_script_with_torchrun(
     ).submit()
     assert isinstance(job, TrainJob)
     assert job.wait(**backend.waits).state is JobState.SUCCEEDED
-    logs = job.logs()
-    assert f"rank 0 got {number + 1}" in logs and f"rank 1 got {number + 1}" in logs
+    assert f"rank 0 got {number + 1}" in job.logs(node=0)
+    assert f"rank 1 got {number + 1}" in job.logs(node=1)
 
 
 def test_cluster_in_an_appwrapper_runs_ray_and_down_leaves_nothing_on_the_node(
