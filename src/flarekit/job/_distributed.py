@@ -390,6 +390,12 @@ class DistributedJob:
         """torchrun with the script, behind the bootstrap that installs `packages_to_install`
         and writes `files` first when there are any (see `flarekit.job._shipping`)."""
         target = ["-m", str(self.module)] if self.module else [str(self.script)]
+        script = str(self.script or "")
+        if not self.module and script in self.files and script.endswith(".py"):
+            # A script shipped in `files` is written beside the other files, in a folder the
+            # bootstrap puts on PYTHONPATH, not in the container's working directory: run it
+            # from there, as a module.
+            target = ["-m", script[: -len(".py")]]
         command = ["torchrun", *target, *self.args]
         return shipped_command(command, self.packages_to_install, self.files)
 
