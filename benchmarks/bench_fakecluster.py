@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.bench_list import _raycluster
+from benchmarks.list_server import raycluster as _raycluster
 
 STARTS = 5
 REQUESTS = 300

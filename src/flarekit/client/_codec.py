@@ -127,9 +127,16 @@ def _collector_paused() -> Iterator[None]:
 
 
 def decode_page(page_model: type[ResourceList[R]], data: bytes) -> ResourceList[R]:
-    """One list response, validated from bytes into models without collector pauses."""
+    """One list response, checked in full from bytes; each object's models are made when
+    first read (`KubeModel.validate_json_lazily`), so a page of objects costs about what its
+    JSON as dicts costs. The collector is paused while the page is read, and the young
+    generation it leaves is collected before returning: the next allocation, wherever it
+    happens, does not pay for this page."""
     with _collector_paused():
-        return page_model.model_validate_json(data)
+        page = page_model.validate_json_lazily(data)
+    if gc.isenabled():
+        gc.collect(0)
+    return page
 
 
 @cache
