@@ -46,6 +46,7 @@ from pydantic_core import (
 
 from . import _lazy
 from ._json import (
+    INT64_UNIONS,
     MAX_DEPTH,
     JsonDepthError,
     ValidationPass,
@@ -58,7 +59,6 @@ from ._json import (
     numbers_in_range,
     render_path,
 )
-from ._types import INT64_UNIONS
 
 if TYPE_CHECKING:
     from ._registry import ResourceInfo
@@ -272,7 +272,13 @@ class KubeModel(BaseModel):
         return made
 
     def to_dict(self) -> dict[str, Any]:
-        """The object as Kubernetes JSON: JSON names, only the fields that were set."""
+        """The object as Kubernetes JSON: JSON names, only the fields that were set.
+
+        An object built without validation (``model_construct``) of a class whose validator
+        was never needed is written by walking its fields: building the class's serializer
+        would first generate its whole schema (for a pod, most of a command's start-up)."""
+        if not type(self).__pydantic_complete__:
+            return _plain(self)
         try:
             return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
         except (ValueError, PydanticSerializationError) as exc:
@@ -282,6 +288,8 @@ class KubeModel(BaseModel):
 
     def to_json(self) -> str:
         """Like :meth:`to_dict`, serialised."""
+        if not type(self).__pydantic_complete__:
+            return dumps(_plain(self))
         try:
             return self.model_dump_json(by_alias=True, exclude_unset=True)
         except (ValueError, PydanticSerializationError) as exc:
@@ -501,6 +509,14 @@ def _resource_json_form(cls: type[KubeResource]) -> _lazy.JsonForm:
 
 class KubeResource(KubeModel):
     """A top-level resource: ``apiVersion`` and ``kind`` are always written."""
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
+        """pydantic's ``model_construct`` (no validation), with ``apiVersion`` and ``kind``
+        marked set as validation marks them: a dump always carries them."""
+        made = super().model_construct(_fields_set, **values)
+        made.__pydantic_fields_set__.update(("api_version", "kind"))
+        return made
 
     @classmethod
     def resource_info(cls) -> ResourceInfo:

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "INT64_UNIONS",
     "MAX_DEPTH",
     "JsonDepthError",
     "ValidationPass",
@@ -37,6 +38,10 @@ __all__ = [
     "numbers_in_range",
 ]
 
+#: Errors of the models' int-or-string unions (quantities, int-or-strings) that pydantic-core
+#: raises for an integer beyond int64 too (see ``_types._Checked``): the models' entry points
+#: report such an integer as ``int64_range``. Here, so that reading them needs no ``_types``.
+INT64_UNIONS = ("quantity", "int_or_string")
 #: The deepest nesting of objects and arrays the API server decodes (the whole object counts:
 #: the top-level object is level 1).
 MAX_DEPTH = 10_000

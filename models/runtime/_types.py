@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, GetCoreSchemaHandler, PlainValidator
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-from ._json import check_parsed
+from ._json import INT64_UNIONS, check_parsed
 
 __all__ = [
     "DATE_TIME_PATTERN",
@@ -81,10 +81,6 @@ class _Checked:
         self, source: object, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         return self.schema
-
-
-#: Errors of the unions below that may be an integer beyond int64 (see `_Checked`).
-INT64_UNIONS = ("quantity", "int_or_string")
 
 
 def _int64_or_pattern(kind: str, message: str, pattern: str | None = None) -> _Checked:

@@ -134,9 +134,7 @@ def test_a_package_changed_on_disk_or_forced_is_generated_again(
     capsys.readouterr()
     assert main([*args, "--force"] if change == "force" else args) == 0
     assert capsys.readouterr().out.startswith(f"generated {package}: ")
-    assert {k: v[1] for k, v in _snapshot(package).items()} == {
-        k: v[1] for k, v in written.items()
-    }
+    assert {k: v[1] for k, v in _snapshot(package).items()} == {k: v[1] for k, v in written.items()}
 
 
 def test_the_stamp_covers_the_generator_code_the_lock_and_the_runtime(tmp_path: Path) -> None:
