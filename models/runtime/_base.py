@@ -231,16 +231,16 @@ class KubeModel(BaseModel):
         if validator is None:  # a rule that only runs on models: read it eagerly
             return cls.model_validate_json(json_data)
         state, token = _begin()
-        try:
-            # Parsed once into plain JSON, which is kept; the validator checks it (its own
-            # output, the same JSON again, is dropped). Text this parser refuses (NaN and
-            # Infinity included) goes through the validator's parser instead, for the same
-            # errors as model_validate_json.
-            data = from_json(json_data, allow_inf_nan=False)
-        except ValueError:
-            data = None
+        # Parsed once into plain JSON, which is kept; the validator checks it (its own
+        # output, the same JSON again, is dropped). Text with NaN or Infinity is parsed
+        # again with them; text that does not parse at all (or is too deep) goes through
+        # the validator's parser, for the same errors as model_validate_json.
+        data = _parsed(json_data, allow_inf_nan=False)
+        literals = data is None
+        if literals:
+            data = _parsed(json_data, allow_inf_nan=True)
         if state is not None:
-            state.text_checked = numbers_in_range(json_data, literals=data is None)
+            state.text_checked = numbers_in_range(json_data, literals=literals)
         try:
             if data is not None:
                 validator.validate_python(data)
@@ -248,7 +248,7 @@ class KubeModel(BaseModel):
                 data = validator.validate_json(json_data)
         except ValidationError as exc:
             if not _too_deep_for_the_parser(exc):
-                raise _relocated(exc) from None
+                raise _relocated(_model_types(cls, exc)) from None
             data = None
         finally:
             _end(token)
@@ -261,7 +261,7 @@ class KubeModel(BaseModel):
             try:
                 data = validator.validate_python(parsed)
             except ValidationError as exc:
-                raise _relocated(exc) from None
+                raise _relocated(_model_types(cls, exc)) from None
             finally:
                 _end(token)
         if state is not None and state.deep:
@@ -332,11 +332,45 @@ class KubeModel(BaseModel):
         return super().__getstate__()
 
 
+def _model_types(cls: type[KubeModel], exc: ValidationError) -> ValidationError:
+    """A lazy read's errors as the model's: a value that is not an object where a model is
+    expected is ``model_type`` (the JSON validator, which reads it as a dict, says
+    ``dict_type``)."""
+    errors = exc.errors()
+    models = [
+        _lazy.model_at(cls, tuple(e["loc"])) if e["type"] == "dict_type" else None for e in errors
+    ]
+    if not any(models):
+        return exc
+    details: list[Any] = []
+    for error, model in zip(errors, models, strict=True):
+        detail = {k: error[k] for k in ("type", "loc", "input", "ctx") if k in error}
+        if model is not None:
+            detail = {**detail, "type": "model_type", "ctx": {"class_name": model.__name__}}
+        elif error["type"] not in _KNOWN_ERRORS:
+            detail["type"] = PydanticCustomError(error["type"], error["msg"], error.get("ctx"))
+            detail.pop("ctx", None)
+        details.append(detail)
+    try:
+        return ValidationError.from_exception_data(exc.title, details, hide_input=True)
+    except (TypeError, ValueError, KeyError):
+        return exc
+
+
+def _parsed(json_data: str | bytes | bytearray, *, allow_inf_nan: bool) -> Any:
+    """JSON text parsed by pydantic-core (None when it does not parse)."""
+    try:
+        return from_json(json_data, allow_inf_nan=allow_inf_nan)
+    except ValueError:
+        return None
+
+
 def _settle_for(model: KubeModel, options: dict[str, Any]) -> None:
-    """Make the pending models below ``model`` before a dump that needs them as models: by
-    Python name, with fields picked by name, or with defaults or nulls left out."""
+    """Make the pending models below ``model`` before a dump that needs them as models: any
+    but the JSON one (by JSON name, only the fields set), which writes kept JSON as it is."""
     if (
-        options.get("by_alias") is False
+        not options.get("exclude_unset")
+        or options.get("by_alias") is False
         or options.get("include") is not None
         or options.get("exclude") is not None
         or options.get("exclude_none")

@@ -30,7 +30,15 @@ from pydantic_core import PydanticUndefined, SchemaValidator, core_schema
 if TYPE_CHECKING:
     from ._base import KubeModel
 
-__all__ = ["JsonForm", "json_validator", "make", "pending_fields", "settle", "settle_deep"]
+__all__ = [
+    "JsonForm",
+    "json_validator",
+    "make",
+    "model_at",
+    "pending_fields",
+    "settle",
+    "settle_deep",
+]
 
 _lock = threading.RLock()
 #: Model class -> how to make its instances from checked JSON (None: read it eagerly).
@@ -84,6 +92,7 @@ class _Plan:
         "extra",
         "fields",
         "lists",
+        "maps",
         "marks",
         "pending",
         "simple",
@@ -100,6 +109,8 @@ class _Plan:
         self.pending: dict[str, type] = {}
         #: Attribute -> model class of a list's items: made with the object.
         self.lists: dict[str, type] = {}
+        #: Attribute -> model class of a map's values: made with the object.
+        self.maps: dict[str, type] = {}
         #: Attribute -> validator: models elsewhere (in a map, a union), validated as usual.
         self.eager: dict[str, _EagerField] = {}
         #: Whether every field is taken from the JSON as it is, or its plain default.
@@ -176,6 +187,9 @@ def make(cls: type[KubeModel], data: dict[str, Any]) -> Any:
             elif value is not None and name in plan.lists:
                 item = plan.lists[name]
                 value = [make(item, entry) for entry in value]
+            elif value is not None and name in plan.maps:
+                item = plan.maps[name]
+                value = {key: make(item, entry) for key, entry in value.items()}
             elif name in plan.eager:
                 value = plan.eager[name](value)
             values[name] = value
@@ -216,6 +230,8 @@ def settle(obj: Any) -> None:
 
 def settle_deep(obj: Any) -> None:
     """Make every pending field below ``obj`` a model, through models, lists and dicts."""
+    if not _PLANS:  # nothing was ever read lazily in this process
+        return
     from pydantic import BaseModel
 
     todo = [obj]
@@ -317,8 +333,8 @@ def _models(schema: Any, definitions: dict[str, Any]) -> Iterator[Any]:
 
 def _field_kind(schema: Any, definitions: dict[str, Any]) -> tuple[str, type | None]:
     """How a field's checked JSON becomes its value: ``("plain", None)`` as it is,
-    ``("model", cls)`` on first read, ``("list", cls)`` a list of models made at once,
-    ``("eager", None)`` validated into models when the object is made."""
+    ``("model", cls)`` on first read, ``("list", cls)`` / ``("map", cls)`` a list or map of
+    models made at once, ``("eager", None)`` validated into models when the object is made."""
     node = _resolve(schema, definitions)
     while node.get("type") in ("default", "nullable") or (
         node.get("type") in _FUNCTIONS and "schema" in node and not _model_in(node, definitions)
@@ -327,10 +343,12 @@ def _field_kind(schema: Any, definitions: dict[str, Any]) -> tuple[str, type | N
     model = _model_in(node, definitions)
     if model is not None:
         return "model", model["cls"]
-    if node.get("type") == "list":
-        item = _model_in(_resolve(node["items_schema"], definitions), definitions)
+    if node.get("type") in ("list", "dict"):
+        key = "items_schema" if node["type"] == "list" else "values_schema"
+        inner = node.get(key)
+        item = _model_in(_resolve(inner, definitions), definitions) if inner else None
         if item is not None:
-            return "list", item["cls"]
+            return node["type"].replace("dict", "map"), item["cls"]
     if any(True for _ in _models(node, {})) or _refers(node):
         return "eager", None  # models inside maps or unions
     return "plain", None
@@ -371,12 +389,14 @@ def _plan(model: Any, ctx: _Context) -> None:
         plan.fields.append((name, alias, default))
         plan.aliases[alias] = name
         kind, child = _field_kind(field["schema"], ctx.definitions)
-        if kind in ("list", "eager") or isinstance(default, _Factory):
+        if kind in ("list", "map", "eager") or isinstance(default, _Factory):
             plan.simple = False
         if kind == "model":
             plan.pending[name] = child  # type: ignore[assignment]
         elif kind == "list":
             plan.lists[name] = child  # type: ignore[assignment]
+        elif kind == "map":
+            plan.maps[name] = child  # type: ignore[assignment]
         elif kind == "eager":
             plan.eager[name] = _EagerField(field["schema"], ctx.definitions)
 
@@ -452,3 +472,24 @@ def _model_as_dict(model: Any, ctx: _Context) -> Any:
         extra_behavior=extra,
         ref=model.get("ref"),
     )
+
+
+def model_at(cls: type, loc: tuple[str | int, ...]) -> type | None:
+    """The model class whose JSON is expected at ``loc`` in an object of ``cls`` (None: no
+    model there). The JSON validator reports a value that is not an object as ``dict_type``
+    where the model reports ``model_type``; this finds where to say the latter."""
+    current: type | None = cls
+    items: type | None = None  # the model of a list's items or a map's values, next
+    for part in loc:
+        if items is not None:
+            current, items = items, None
+            continue
+        plan = _PLANS.get(current) if current is not None else None
+        name = plan.aliases.get(part) if plan is not None and isinstance(part, str) else None
+        if plan is None or name is None:
+            return None
+        current = plan.pending.get(name)
+        items = plan.lists.get(name) or plan.maps.get(name)
+        if current is None and items is None:
+            return None
+    return current if items is None else None
