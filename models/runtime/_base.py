@@ -40,7 +40,6 @@ from pydantic_core import (
     PydanticCustomError,
     PydanticSerializationError,
     core_schema,
-    from_json,
     to_jsonable_python,
 )
 
@@ -235,10 +234,10 @@ class KubeModel(BaseModel):
         # output, the same JSON again, is dropped). Text with NaN or Infinity is parsed
         # again with them; text that does not parse at all (or is too deep) goes through
         # the validator's parser, for the same errors as model_validate_json.
-        data = _parsed(json_data, allow_inf_nan=False)
+        data = _lazy.parse(json_data, allow_inf_nan=False)
         literals = data is None
         if literals:
-            data = _parsed(json_data, allow_inf_nan=True)
+            data = _lazy.parse(json_data, allow_inf_nan=True)
         if state is not None:
             state.text_checked = numbers_in_range(json_data, literals=literals)
         try:
@@ -248,7 +247,7 @@ class KubeModel(BaseModel):
                 data = validator.validate_json(json_data)
         except ValidationError as exc:
             if not _too_deep_for_the_parser(exc):
-                raise _relocated(_model_types(cls, exc)) from None
+                raise _relocated(_lazy.model_errors(cls, exc)) from None
             data = None
         finally:
             _end(token)
@@ -261,7 +260,7 @@ class KubeModel(BaseModel):
             try:
                 data = validator.validate_python(parsed)
             except ValidationError as exc:
-                raise _relocated(_model_types(cls, exc)) from None
+                raise _relocated(_lazy.model_errors(cls, exc)) from None
             finally:
                 _end(token)
         if state is not None and state.deep:
@@ -330,39 +329,6 @@ class KubeModel(BaseModel):
         # Another process may never have read this class lazily: send models, not JSON.
         _lazy.settle_deep(self)
         return super().__getstate__()
-
-
-def _model_types(cls: type[KubeModel], exc: ValidationError) -> ValidationError:
-    """A lazy read's errors as the model's: a value that is not an object where a model is
-    expected is ``model_type`` (the JSON validator, which reads it as a dict, says
-    ``dict_type``)."""
-    errors = exc.errors()
-    models = [
-        _lazy.model_at(cls, tuple(e["loc"])) if e["type"] == "dict_type" else None for e in errors
-    ]
-    if not any(models):
-        return exc
-    details: list[Any] = []
-    for error, model in zip(errors, models, strict=True):
-        detail = {k: error[k] for k in ("type", "loc", "input", "ctx") if k in error}
-        if model is not None:
-            detail = {**detail, "type": "model_type", "ctx": {"class_name": model.__name__}}
-        elif error["type"] not in _KNOWN_ERRORS:
-            detail["type"] = PydanticCustomError(error["type"], error["msg"], error.get("ctx"))
-            detail.pop("ctx", None)
-        details.append(detail)
-    try:
-        return ValidationError.from_exception_data(exc.title, details, hide_input=True)
-    except (TypeError, ValueError, KeyError):
-        return exc
-
-
-def _parsed(json_data: str | bytes | bytearray, *, allow_inf_nan: bool) -> Any:
-    """JSON text parsed by pydantic-core (None when it does not parse)."""
-    try:
-        return from_json(json_data, allow_inf_nan=allow_inf_nan)
-    except ValueError:
-        return None
 
 
 def _settle_for(model: KubeModel, options: dict[str, Any]) -> None:

@@ -25,7 +25,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import PydanticUndefined, SchemaValidator, core_schema
+from pydantic import ValidationError
+from pydantic_core import (
+    PydanticCustomError,
+    PydanticUndefined,
+    SchemaValidator,
+    core_schema,
+    from_json,
+)
 
 if TYPE_CHECKING:
     from ._base import KubeModel
@@ -35,6 +42,8 @@ __all__ = [
     "json_validator",
     "make",
     "model_at",
+    "model_errors",
+    "parse",
     "pending_fields",
     "settle",
     "settle_deep",
@@ -493,3 +502,41 @@ def model_at(cls: type, loc: tuple[str | int, ...]) -> type | None:
         if current is None and items is None:
             return None
     return current if items is None else None
+
+
+# --------------------------------------------------------------------------- reading
+def model_errors(cls: type[KubeModel], exc: ValidationError) -> ValidationError:
+    """A lazy read's errors as the model's: a value that is not an object where a model is
+    expected is ``model_type`` (the JSON validator, which reads it as a dict, says
+    ``dict_type``)."""
+    errors = exc.errors()
+    models = [model_at(cls, tuple(e["loc"])) if e["type"] == "dict_type" else None for e in errors]
+    if not any(models):
+        return exc
+    details: list[Any] = []
+    for error, model in zip(errors, models, strict=True):
+        detail = {k: error[k] for k in ("type", "loc", "input", "ctx") if k in error}
+        if model is not None:
+            detail = {**detail, "type": "model_type", "ctx": {"class_name": model.__name__}}
+        elif error["type"] not in _known_errors():
+            detail["type"] = PydanticCustomError(error["type"], error["msg"], error.get("ctx"))
+            detail.pop("ctx", None)
+        details.append(detail)
+    try:
+        return ValidationError.from_exception_data(exc.title, details, hide_input=True)
+    except (TypeError, ValueError, KeyError):
+        return exc
+
+
+def parse(json_data: str | bytes | bytearray, *, allow_inf_nan: bool) -> Any:
+    """JSON text parsed by pydantic-core (None when it does not parse)."""
+    try:
+        return from_json(json_data, allow_inf_nan=allow_inf_nan)
+    except ValueError:
+        return None
+
+
+def _known_errors() -> frozenset[str]:
+    import typing
+
+    return frozenset(typing.get_args(core_schema.ErrorType))
