@@ -80,6 +80,10 @@ def _tracked(make: Callable[[], object], count: int) -> float:
     return (after - before) / count
 
 
+def _count_validated(page_model: Any, raw: bytes) -> int:
+    return len(page_model.model_validate_json(raw).items)
+
+
 def _server() -> tuple[subprocess.Popen[str], dict[str, Any]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.list_server", *map(str, COUNTS)],
@@ -118,7 +122,7 @@ def main() -> list[Row]:
     if dmcg is None:
         rows.append({"measurement": "datamodel-code-generator anchor", "objects": "",
                      "ms": f"NOT MEASURED: {why}", "us per object": "", "ratio": ""})  # fmt: skip
-        dmcg_list = None
+        dmcg_list: Any = None
     else:
         from pydantic import ConfigDict, create_model
 
@@ -181,7 +185,7 @@ def main() -> list[Row]:
             }
             if dmcg_list is not None:
                 decodes["decode only: datamodel-code-generator models"] = partial(
-                    lambda raw: len(dmcg_list.model_validate_json(raw).items), raw
+                    _count_validated, dmcg_list, raw
                 )
             runs = RUNS if count < 10_000 else RUNS_LARGE
             timed = _timed(lists, count, runs)

@@ -300,13 +300,13 @@ class KubeModel(BaseModel):
     # they are read. Dumps by JSON name write that JSON as it is (serialize_as_any: by the
     # value's own type, so a kept dict is written as the dict it is); the other dumps, and
     # equality, repr and iteration, which look at models, make them first.
-    def model_dump(self, **options: Any) -> dict[str, Any]:  # type: ignore[override]
+    def model_dump(self, **options: Any) -> dict[str, Any]:
         _settle_for(self, options)
         options.setdefault("serialize_as_any", True)
         dumped: dict[str, Any] = super().model_dump(**options)
         return dumped
 
-    def model_dump_json(self, **options: Any) -> str:  # type: ignore[override]
+    def model_dump_json(self, **options: Any) -> str:
         _settle_for(self, options)
         options.setdefault("serialize_as_any", True)
         dumped: str = super().model_dump_json(**options)
@@ -509,14 +509,6 @@ def _resource_json_form(cls: type[KubeResource]) -> _lazy.JsonForm:
 
 class KubeResource(KubeModel):
     """A top-level resource: ``apiVersion`` and ``kind`` are always written."""
-
-    @classmethod
-    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
-        """pydantic's ``model_construct`` (no validation), with ``apiVersion`` and ``kind``
-        marked set as validation marks them: a dump always carries them."""
-        made = super().model_construct(_fields_set, **values)
-        made.__pydantic_fields_set__.update(("api_version", "kind"))
-        return made
 
     @classmethod
     def resource_info(cls) -> ResourceInfo:

@@ -392,7 +392,7 @@ def _plan(model: Any, ctx: _Context) -> None:
         info = infos[name]
         default: Any = info.default
         if info.default_factory is not None:
-            default = _Factory(info.default_factory)  # type: ignore[arg-type]
+            default = _Factory(info.default_factory)
         elif isinstance(default, list | dict):
             default = _Factory(default.copy)
         plan.fields.append((name, alias, default))

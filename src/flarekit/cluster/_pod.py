@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from flarekit._json import JsonValue
 from flarekit._validation import ValidationReport
@@ -102,7 +102,13 @@ def made(kind: type[_M], **values: object) -> _M:
     most of what `flarekit cluster render` cost. Validators are built when something is
     validated or sent (a client's dump), not to render.
     """
-    return kind.model_construct(**{name: v for name, v in values.items() if v is not None})
+    from flarekit_models._base import KubeResource
+
+    given_values: dict[str, Any] = {name: v for name, v in values.items() if v is not None}
+    model = kind.model_construct(None, **given_values)
+    if isinstance(model, KubeResource):  # written with its apiVersion and kind, as validated
+        model.model_fields_set.update(("api_version", "kind"))
+    return cast(_M, model)
 
 
 def copies(kind: type[_M], items: Sequence[_M | Mapping[str, object]]) -> list[_M] | None:
