@@ -67,6 +67,8 @@ _SUBSCHEMA_KEYS = (
     "python_schema",
 )
 _FUNCTIONS = ("function-after", "function-before", "function-wrap", "function-plain")
+#: Keys of a schema node that hold no schema (a map of fields by name may use them as names).
+_NOT_SCHEMAS = ("serialization", "metadata", "cls", "function", "default")
 
 
 class NotReadableLazily(Exception):
@@ -333,8 +335,9 @@ def _models(schema: Any, definitions: dict[str, Any]) -> Iterator[Any]:
             seen.add(id(node))
             if node.get("type") == "model":
                 yield node
+            schema_node = isinstance(node.get("type"), str)  # else a map of fields by name
             for key, value in node.items():
-                if key not in ("serialization", "metadata", "cls", "function", "default"):
+                if not schema_node or key not in _NOT_SCHEMAS:
                     todo.append(value)
         elif isinstance(node, list | tuple):
             todo.extend(node)
@@ -371,7 +374,8 @@ def _refers(schema: Any) -> bool:
         if isinstance(node, dict):
             if node.get("type") == "definition-ref":
                 return True
-            todo.extend(v for k, v in node.items() if k not in ("serialization", "metadata"))
+            schema_node = isinstance(node.get("type"), str)
+            todo.extend(v for k, v in node.items() if not schema_node or k not in _NOT_SCHEMAS)
         elif isinstance(node, list | tuple):
             todo.extend(node)
     return False
