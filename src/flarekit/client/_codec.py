@@ -1,8 +1,9 @@
 """Request bodies out of models, and response bytes straight into models.
 
-Responses are validated from bytes in one pass by pydantic (`model_validate_json`, and
-parametrised list/event containers) instead of being parsed to dicts first: that is both the
-fastest path and the only one that keeps unknown fields, since the models store them as extras.
+Responses are validated from bytes by the models' own entry points (`model_validate_json`,
+and parametrised list/event containers), which keep unknown fields as the models' extras. A
+list page is read with `validate_json_lazily`: checked as fully, its objects' models made when
+first read, so a page costs about what its JSON costs as dicts, in time and in memory.
 Request bodies are dumped by JSON name with only the fields that were set, so nothing the
 caller did not say is written to the cluster.
 """
