@@ -98,10 +98,6 @@ def make_server(backend: Backend, context: ssl.SSLContext) -> ThreadingHTTPServe
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    # Buffered: a response's headers and body leave in one TLS record and one system call
-    # (unbuffered, each header block and body was its own). Every answer ends in a flush,
-    # and a stream flushes its headers before it waits.
-    wbufsize = 64 * 1024
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -368,7 +364,6 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        self.wfile.flush()
         try:
             if head:
                 self._raw_chunk(head)
