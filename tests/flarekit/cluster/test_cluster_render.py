@@ -174,9 +174,15 @@ def _configs() -> list[ClusterConfiguration]:
         ClusterConfiguration("minimal"),
         full_config(),
         full_config(appwrapper=True),
-        ClusterConfiguration("bounds", num_workers=2**31 - 1, max_workers=2**31 - 1,
-                             worker_cpu_requests=2**40, worker_cpu_limits=2**40,
-                             worker_memory_requests="7Ei", worker_memory_limits="7Ei"),  # fmt: skip
+        ClusterConfiguration(
+            "bounds",
+            num_workers=2**31 - 1,
+            max_workers=2**31 - 1,
+            worker_cpu_requests=2**40,
+            worker_cpu_limits=2**40,
+            worker_memory_requests="7Ei",
+            worker_memory_limits="7Ei",
+        ),
         ClusterConfiguration(
             "overrides",
             worker_pod_template=override,
