@@ -226,13 +226,9 @@ class Store:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def commit(
-        self, key: Key, obj: JSON | None, last: JSON | None = None, *, owned: bool = False
-    ) -> JSON:
+    def commit(self, key: Key, obj: JSON | None, last: JSON | None = None) -> JSON:
         """Store a copy of `obj` under `key` with the next resourceVersion; returns the stored
-        object (present it, never change it). `owned`: `obj` was made for this write and
-        nothing else holds it or its parts, so it is stored as it is (a create's or an
-        update's new object: copying it was a good part of a write's cost).
+        object (present it, never change it).
 
         `obj=None` deletes; the DELETED event then carries `last` (default: the stored state).
         """
@@ -252,7 +248,7 @@ class Store:
                 del bucket[key]
                 event = Event("DELETED", self._rv, key, final, prev)
             else:
-                final = obj if owned else copy_json(obj)
+                final = copy_json(obj)
                 final.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
                 self._objects[key] = final
                 bucket[key] = final

@@ -146,7 +146,7 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
             )
         if opts.dry_run:
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
-        stored = store.commit(req.key(name), to_storage(obj, req.rt), owned=True)
+        stored = store.commit(req.key(name), to_storage(obj, req.rt))
     return Response(201, present(stored, req.rt, req.version.name), admission.warnings)
 
 
