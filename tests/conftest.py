@@ -67,6 +67,25 @@ def need_controlplane() -> Path:
     return folder
 
 
+def need_real_node() -> None:
+    """Skip (fail in CI) unless a real node can run here: root, Debian's containerd, runc
+    and CNI plugins, and the kubelet, CoreDNS and images `make real-node` builds."""
+    from flarekit_testing.controlplane import NodeNotReady, find_node_assets
+
+    try:
+        find_node_assets()
+    except NodeNotReady as exc:
+        if in_ci():
+            pytest.fail(f"CI=true: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def real_node_ready() -> None:
+    """Skips (fails in CI) the test unless a real node can run here (see `need_real_node`)."""
+    need_real_node()
+
+
 @pytest.fixture(scope="session")
 def controlplane_binaries() -> Path:
     """The folder with the control plane's programs (skips, or fails in CI, without it)."""
