@@ -42,7 +42,7 @@ import yaml
 from mutate import mutate
 from pydantic import ValidationError
 from reference import Reference, Verdict
-from verdicts import AGREE, Outcome, Side, compare, joined
+from verdicts import AGREE, Outcome, Side, compare, dotted, joined
 
 from flarekit_models import RESOURCES, ResourceInfo, lookup
 from flarekit_models._crds import crds_for
@@ -272,15 +272,19 @@ def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: 
         report.server_cel += 1
     judged = Side(answer.accepted, answer.paths, answer.cel_paths, undecodable=answer.undecodable)
     info = lookup(obj["apiVersion"], obj["kind"])
-    _, locs, _ = _model_verdict(info, body)
+    _, locs, result = _model_verdict(info, body)
+    models = model_side(locs)
+    if MODELS_EVALUATE_CEL:
+        models = _with_rules(models, result, body, schema)
     fakecluster, admitted = fakecluster_side(body, schema)
     sides = {
-        "model": model_side(locs),
+        "model": models,
         "reference": reference_side(verdict),
         "fakecluster": fakecluster,
     }
     for name, side in sides.items():
-        outcome = compare(side, judged, **differences(verdict, reference))
+        cel = name == "model" and MODELS_EVALUATE_CEL
+        outcome = compare(side, judged, **differences(verdict, reference), evaluates_cel=cel)
         if (
             name == "fakecluster"
             and outcome.result == AGREE
@@ -305,6 +309,29 @@ def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: 
                     f"({name}) " + _side_text(side),
                 )
             )
+
+
+#: Whether the models' side includes the CRD's CEL rules, as ``flarekit.compat`` evaluates
+#: them before every write (``--models-without-cel`` measures the models alone).
+MODELS_EVALUATE_CEL = True
+#: pydantic's errors for a value of the wrong type: the API server runs no CEL rule on an
+#: object with one ("some validation rules were not checked because the object was invalid").
+_TYPE_ERRORS = ("int_from_float", "int_parsing", "float_parsing", "bool_parsing")
+
+
+def _with_rules(side: Side, result: Any, body: JSON, schema: JSON) -> Side:
+    """The models' verdict with the CEL rules' failures (``flarekit.compat.rule_failures``),
+    where the API server evaluates them: unless a value has the wrong type."""
+    from flarekit.compat import rule_failures
+
+    if isinstance(result, ValidationError) and any(
+        e["type"].endswith("_type") or e["type"] in _TYPE_ERRORS for e in result.errors()
+    ):
+        return side
+    failed = {dotted(f.path) for f in rule_failures(body, schema)}
+    if not failed:
+        return side
+    return Side(False, side.paths, failed, side.undecodable, side.undecodable_at)
 
 
 def fakecluster_side(body: JSON, schema: JSON) -> tuple[Side, JSON | None]:
@@ -426,7 +453,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CASES",
         help="also send this many cases per family to a real API server (a ControlPlane)",
     )
+    parser.add_argument(
+        "--models-without-cel",
+        action="store_true",
+        help="judge the models alone, without the CEL rules flarekit.compat evaluates",
+    )
     args = parser.parse_args(argv)
+    global MODELS_EVALUATE_CEL
+    MODELS_EVALUATE_CEL = not args.models_without_cel
     failed = 0
     with _real_servers(args.server) as server_for:
         for family in args.families.split(","):

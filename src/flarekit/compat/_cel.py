@@ -22,6 +22,7 @@ release's CRDs), since rules change between releases.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -251,7 +252,14 @@ def _program(text: str) -> Any:
 def _environment() -> Any:
     import celpy  # imported when a rule is first evaluated: it brings a parser and RE2
 
-    return celpy.Environment()
+    # cel-python's Environment sets the process's recursion limit to 2,500 (raising or
+    # lowering it); the CRDs' rules need no more than Python's default, so the caller's
+    # limit is kept.
+    limit = sys.getrecursionlimit()
+    try:
+        return celpy.Environment()
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _to_cel(value: Any) -> Any:

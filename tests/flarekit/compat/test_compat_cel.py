@@ -5,6 +5,7 @@ every shared sample passing, and `prepare_write` refusing before any request."""
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -158,3 +159,18 @@ def test_any_depth_the_api_server_takes_is_evaluated() -> None:
         value = {"a": value}
     assert rule_failures({"spec": {"free": value}}, schema) == []
     assert [f.message for f in rule_failures({"spec": {"free": {"b": value}}}, schema)] == ["no a"]
+
+
+def test_evaluating_rules_leaves_the_recursion_limit_as_it_was() -> None:
+    # cel-python's Environment sets the limit to 2,500 for the whole process.
+    from flarekit.compat import _cel
+
+    limit = sys.getrecursionlimit()
+    _cel._environment.cache_clear()
+    _cel._program.cache_clear()
+    sys.setrecursionlimit(123_456)
+    try:
+        assert failures(cluster_queue(flavorFungibility={"preference": "x"}))
+        assert sys.getrecursionlimit() == 123_456
+    finally:
+        sys.setrecursionlimit(limit)
