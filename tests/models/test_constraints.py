@@ -439,3 +439,19 @@ def test_assignment_keeps_unknown_fields_as_they_were() -> None:
         "metadata": {"name": "j", "futureMeta": [1], "labels": {"team": "a"}},
         "spec": {"entrypoint": "python other.py", "futureField": {"a": 1}, "entrypointNumCpus": 2},
     }
+
+
+@pytest.mark.parametrize(
+    "metadata", [{"labels": {"team": 1}}, {"annotations": {"a": True}}, {"labels": ["a"]}]
+)
+def test_an_embedded_objects_labels_and_annotations_map_strings(metadata: JSON) -> None:
+    template = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata}
+    appwrapper: JSON = {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {"name": "aw"},
+        "spec": {"components": [{"template": template}]},
+    }
+    assert errors(appwrapper) == [(("spec", "components", 0, "template"), "embedded_resource")]
+    template["metadata"] = {"labels": {"team": "a"}, "annotations": {"note": "x"}}
+    accepted(appwrapper)
