@@ -272,10 +272,11 @@ def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: 
         report.server_cel += 1
     judged = Side(answer.accepted, answer.paths, answer.cel_paths, undecodable=answer.undecodable)
     info = lookup(obj["apiVersion"], obj["kind"])
-    _, locs, result = _model_verdict(info, body)
+    accepted, locs, _ = _model_verdict(info, body)
     models = model_side(locs)
-    if MODELS_EVALUATE_CEL:
-        models = _with_rules(models, result, body, schema)
+    with_rules = MODELS_EVALUATE_CEL and accepted
+    if with_rules:
+        models = _with_rules(models, body, schema)
     fakecluster, admitted = fakecluster_side(body, schema)
     sides = {
         "model": models,
@@ -283,7 +284,7 @@ def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: 
         "fakecluster": fakecluster,
     }
     for name, side in sides.items():
-        cel = name == "model" and MODELS_EVALUATE_CEL
+        cel = name == "model" and with_rules
         outcome = compare(side, judged, **differences(verdict, reference), evaluates_cel=cel)
         if (
             name == "fakecluster"
@@ -314,24 +315,16 @@ def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: 
 #: Whether the models' side includes the CRD's CEL rules, as ``flarekit.compat`` evaluates
 #: them before every write (``--models-without-cel`` measures the models alone).
 MODELS_EVALUATE_CEL = True
-#: pydantic's errors for a value of the wrong type: the API server runs no CEL rule on an
-#: object with one ("some validation rules were not checked because the object was invalid").
-_TYPE_ERRORS = ("int_from_float", "int_parsing", "float_parsing", "bool_parsing")
 
 
-def _with_rules(side: Side, result: Any, body: JSON, schema: JSON) -> Side:
-    """The models' verdict with the CEL rules' failures (``flarekit.compat.rule_failures``),
-    where the API server evaluates them: unless a value has the wrong type."""
+def _with_rules(side: Side, body: JSON, schema: JSON) -> Side:
+    """The verdict of a body the models accept, with the CEL rules' failures as
+    ``flarekit.compat.rule_failures`` finds them (``prepare_write`` evaluates the rules once
+    the models accept an object; before that, the models' errors are what a user sees)."""
     from flarekit.compat import rule_failures
 
-    if isinstance(result, ValidationError) and any(
-        e["type"].endswith("_type") or e["type"] in _TYPE_ERRORS for e in result.errors()
-    ):
-        return side
     failed = {dotted(f.path) for f in rule_failures(body, schema)}
-    if not failed:
-        return side
-    return Side(False, side.paths, failed, side.undecodable, side.undecodable_at)
+    return Side(False, set(), failed) if failed else side
 
 
 def fakecluster_side(body: JSON, schema: JSON) -> tuple[Side, JSON | None]:
