@@ -91,9 +91,9 @@ def test_a_number_outside_its_int32_format_is_refused(server: Any, value: int, f
         return
     assert code == 422, status
     place = "spec.headGroupSpec.template.spec.containers[0].ports[0].containerPort"
-    assert {"reason": "FieldValueInvalid", "field": "<nil>"}.items() <= status["details"][
-        "causes"
-    ][0].items()
+    assert {"reason": "FieldValueInvalid", "field": "<nil>"}.items() <= status["details"]["causes"][
+        0
+    ].items()
     assert status["details"]["causes"][0]["message"] == (
         f'Invalid value: "": Checked value must be of type integer with format int32 in {place}'
     )
