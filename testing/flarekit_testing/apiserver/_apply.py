@@ -75,10 +75,21 @@ def _atomic_map(s: Schema | None) -> bool:
     return s is not None and s.map_type == "atomic"
 
 
-def _item_key(item: Any, keys: tuple[str, ...]) -> str | None:
+def _item_key(item: Any, s: Schema) -> str | None:
+    """A list-map item's name, `k:{...}` of its key fields. A key field the item leaves out
+    takes the schema's default, as structured-merge-diff does before it merges (so that a
+    container port applied without `protocol` is the stored `TCP` port, not a new one)."""
+    keys = s.list_map_keys
     if not isinstance(item, dict) or not keys:
         return None
-    return "k:" + json.dumps({k: item.get(k) for k in keys}, separators=(",", ":"))
+    named = {}
+    for k in keys:
+        if k in item:
+            named[k] = item[k]
+            continue
+        key_schema = s.items.child_schema(k) if s.items is not None else None
+        named[k] = key_schema.default if key_schema is not None else None
+    return "k:" + json.dumps(named, separators=(",", ":"))
 
 
 def _value_key(value: Any) -> str:
@@ -96,7 +107,7 @@ def leaves(doc: Any, s: Schema | None, prefix: Path = ()) -> dict[Path, Any]:
         out = {}
         items = s.items
         for item in doc:
-            key = _item_key(item, s.list_map_keys)
+            key = _item_key(item, s)
             if key is None:
                 return {prefix: doc}
             out[(*prefix, key, ".")] = None
@@ -187,11 +198,10 @@ def merge(live: Any, config: Any, s: Schema | None) -> Any:
     if isinstance(config, list) and isinstance(live, list) and s is not None:
         kind = _list_kind(s)
         if kind == "map":
-            keys = s.list_map_keys
             merged = [copy_json(i) for i in live]
             for item in config:
-                key = _item_key(item, keys)
-                at = next((n for n, i in enumerate(merged) if _item_key(i, keys) == key), None)
+                key = _item_key(item, s)
+                at = next((n for n, i in enumerate(merged) if _item_key(i, s) == key), None)
                 if at is None:
                     merged.append(copy_json(item))
                 else:
