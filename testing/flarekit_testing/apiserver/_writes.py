@@ -119,8 +119,21 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
         _meta.strip_for_create(obj)
         _meta.isolate_for_main(obj, None, req.version.status_subresource)
         strategy = strategy_of(req.rt)
-        strategy.prepare_create(obj)
+        strategy.default(obj)
         obj, causes = admission(obj)
+        if not applied:
+            # The writer owns what it sent and what decoding defaulted, not what the server
+            # sets next (allocations, admission plugins).
+            _apply.record_update(
+                strategy.zero(),
+                obj,
+                opts.manager,
+                req.api_version,
+                "",
+                req.version.status_subresource,
+                req.version.schema,
+            )
+        strategy.prepare_create(obj)
         if req.rt.builtin:
             causes += _meta.validate_meta_types(obj)
         causes += strategy.validate(obj)
@@ -134,16 +147,6 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
             meta.pop("generation")
         if applied:
             meta["managedFields"] = managed
-        else:
-            _apply.record_update(
-                None,
-                obj,
-                opts.manager,
-                req.api_version,
-                "",
-                req.version.status_subresource,
-                req.version.schema,
-            )
         if opts.dry_run:
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
         stored = store.commit(req.key(name), to_storage(obj, req.rt))

@@ -102,3 +102,93 @@ def test_two_managers_share_pod_ports_applied_without_protocol(
     owned = {m["manager"]: m["fieldsV1"] for m in shared.body["metadata"]["managedFields"]}
     ports = owned["second"]["f:spec"]["f:containers"]['k:{"name":"main"}']["f:ports"]
     assert set(ports) == {'k:{"containerPort":8080,"protocol":"TCP"}'}
+
+
+def owned(answer: Any) -> dict[str, Any]:
+    return {m["manager"]: m for m in answer.body["metadata"]["managedFields"]}
+
+
+def test_forced_takeover_leaves_the_first_manager_the_rest(
+    api_server: Any, api_namespace: str
+) -> None:
+    path = f"/apis/ray.io/v1/namespaces/{api_namespace}/rayclusters/rc"
+    body = raycluster(api_namespace)
+    apply(api_server, path, body, "first")
+    forced = apply(api_server, path, body, "second", force=True)
+    assert forced.status == 200, forced.text
+    managers = owned(forced)
+    assert [m["manager"] for m in forced.body["metadata"]["managedFields"]] == [
+        "first",
+        "second",
+    ]
+    assert set(managers["first"]["fieldsV1"]["f:spec"]) == {"f:headGroupSpec"}
+    assert set(managers["second"]["fieldsV1"]["f:spec"]) == {
+        "f:headGroupSpec",
+        "f:workerGroupSpecs",
+    }
+
+
+def test_a_create_owns_the_maps_it_made_and_what_decoding_defaulted(
+    api_server: Any, api_namespace: str
+) -> None:
+    """An update's manager owns each map and list it brought into being (`.`), what it sent
+    and the Go type's defaults; not what the server sets afterwards (a service's cluster IP, a
+    pod's service account, token volume, tolerations and priority)."""
+    base = f"/api/v1/namespaces/{api_namespace}"
+    cm = {"metadata": {"name": "c", "labels": {"a": "b"}}, "data": {"k": "v"}}
+    made = send(api_server, "POST", f"{base}/configmaps?fieldManager=maker", cm)
+    assert owned(made)["maker"]["fieldsV1"] == {
+        "f:data": {".": {}, "f:k": {}},
+        "f:metadata": {"f:labels": {".": {}, "f:a": {}}},
+    }
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]},
+    }
+    made = send(api_server, "POST", f"{base}/pods?fieldManager=maker", pod)
+    spec = owned(made)["maker"]["fieldsV1"]["f:spec"]
+    assert "." not in spec and "." not in spec["f:containers"]
+    assert {"f:enableServiceLinks", "f:restartPolicy", "f:dnsPolicy"} <= set(spec)
+    assert not {"f:serviceAccountName", "f:volumes", "f:tolerations", "f:priority"} & set(spec)
+    main = spec["f:containers"]['k:{"name":"main"}']
+    assert {"f:imagePullPolicy", "f:resources"} <= set(main) and "f:volumeMounts" not in main
+    service = {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
+    made = send(api_server, "POST", f"{base}/services?fieldManager=maker", service)
+    spec = owned(made)["maker"]["fieldsV1"]["f:spec"]
+    assert {"f:type", "f:sessionAffinity", "f:internalTrafficPolicy"} <= set(spec)
+    assert not {"f:clusterIP", "f:clusterIPs", "f:ipFamilies", "f:ipFamilyPolicy"} & set(spec)
+    assert "." in spec["f:ports"]
+
+
+def test_ownership_of_a_map_whose_keys_another_manager_took(
+    api_server: Any, api_namespace: str
+) -> None:
+    base = f"/api/v1/namespaces/{api_namespace}/configmaps"
+    send(
+        api_server,
+        "POST",
+        f"{base}?fieldManager=maker",
+        {"metadata": {"name": "c"}, "data": {"k": "1"}},
+    )
+    patched = send(
+        api_server,
+        "PATCH",
+        f"{base}/c?fieldManager=changer",
+        {"data": {"k": "2"}},
+        content_type="application/merge-patch+json",
+    )
+    managers = owned(patched)
+    assert managers["maker"]["fieldsV1"] == {"f:data": {}}
+    assert managers["changer"]["fieldsV1"] == {"f:data": {"f:k": {}}}
+
+
+def test_an_apply_that_changes_nothing_gives_a_new_manager_no_time(
+    api_server: Any, api_namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{api_namespace}/configmaps/c"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}
+    apply(api_server, path, cm, "first")
+    shared = apply(api_server, path, cm, "second")
+    entries = shared.body["metadata"]["managedFields"]
+    assert [e["manager"] for e in entries] == ["second", "first"]
+    assert "time" not in entries[0] and "time" in entries[1]
