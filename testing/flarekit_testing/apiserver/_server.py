@@ -163,6 +163,7 @@ class FakeCluster:
         write_kubeconfig(self.kubeconfig_path, self.url, tls.ca_cert, self.policy.admin_token)
         with self.store.lock:
             self._namespace_defaults.started(tls.ca_cert.read_text())
+        self.store.start_watch_window()
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
