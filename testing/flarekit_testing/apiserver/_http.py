@@ -278,6 +278,8 @@ class _Handler(BaseHTTPRequestHandler):
         # began or the last bookmark, so that the client can resume from there.
         partings = [t for t in (deadline - 2.0, deadline - 1.0) if t > time.monotonic()]
         marked = watcher.type_rv
+        tables = _tables.wants_table(self.headers.get("Accept") or "")
+        first = True
         try:
             while True:
                 now = time.monotonic()
@@ -315,6 +317,10 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     assert isinstance(payload, dict)
                     obj = present(payload, req.rt, req.version.name)
+                if tables:
+                    version = req.version.name
+                    obj = _tables.watch_event_table(req.rt, version, obj, req.query, first)
+                    first = False
                 self._chunk({"type": kind, "object": obj})
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True

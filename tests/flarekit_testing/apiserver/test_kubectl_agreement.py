@@ -4,8 +4,10 @@ condition, watch a table, list CRDs, diff an unchanged object."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +71,24 @@ def test_kubectl_wait_for_a_condition(api_server: Any, api_namespace: str) -> No
     )
     assert done.returncode == 0, done.stderr
     assert "condition met" in done.stdout
+
+
+def test_kubectl_get_watch_keeps_the_columns(api_server: Any, api_namespace: str) -> None:
+    path = f"/api/v1/namespaces/{api_namespace}/configmaps"
+    send(api_server, "POST", path, {"metadata": {"name": "a", "labels": {"t": "w"}}, "data": {}})
+    binary = Path(sys.executable).parent / "kubectl"
+    command = [str(binary), "--kubeconfig", str(api_server.kubeconfig_path)]
+    command += ["get", "configmaps", "-n", api_namespace, "-l", "t=w", "-w"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as watching:
+        assert watching.stdout is not None
+        header, first = watching.stdout.readline(), watching.stdout.readline()
+        for n in (1, 2):
+            patch = {"data": {f"k{n}": "v"}}
+            send(api_server, "PATCH", f"{path}/a", patch, "application/merge-patch+json")
+            time.sleep(0.5)
+        time.sleep(1.5)
+        watching.terminate()
+        rest, _ = watching.communicate(timeout=20)
+    rows = [re.split(r"\s{2,}", line.strip()) for line in [first, *rest.splitlines()] if line]
+    assert re.split(r"\s{2,}", header.strip()) == ["NAME", "DATA", "AGE"]
+    assert [row[:2] for row in rows] == [["a", "0"], ["a", "1"], ["a", "2"]]

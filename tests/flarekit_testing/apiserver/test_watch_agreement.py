@@ -10,8 +10,10 @@ import time
 from typing import Any
 
 from agreement_support import send
+
 from wait_support import wait_until
 
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 JSON = dict[str, Any]
 
 
@@ -87,3 +89,25 @@ def test_a_short_watch_gets_a_bookmark_before_it_ends(api_server: Any, api_names
     assert marks and {e["type"] for e in found} == {"MODIFIED", "BOOKMARK"}
     assert all(set(m) == {"kind", "apiVersion", "metadata"} for m in marks)
     assert all(set(m["metadata"]) == {"resourceVersion"} for m in marks)
+
+
+def test_watched_tables_name_their_columns_once(api_server: Any, api_namespace: str) -> None:
+    """Every event of a watch that asks for tables is a one-row Table; only the first names
+    the columns (kubectl get -w prints every row under that header)."""
+    path = f"/api/v1/namespaces/{api_namespace}/configmaps"
+    send(api_server, "POST", path, configmap("a", k="v"))
+    made = send(api_server, "POST", path, configmap("b", k="v")).body
+    patch = {"data": {"w": "x"}}
+    send(api_server, "PATCH", f"{path}/b", patch, "application/merge-patch+json")
+    query = f"resourceVersion={made['metadata']['resourceVersion']}&timeoutSeconds=1"
+    found = events(api_server, path, query, Accept=TABLE)
+    assert [e["type"] for e in found] == ["MODIFIED"]
+    table = found[0]["object"]
+    assert table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert table["rows"][0]["cells"][:2] == ["b", 2]
+    found = events(api_server, path, "timeoutSeconds=1", Accept=TABLE)
+    assert [e["type"] for e in found] == ["ADDED"] * 3
+    assert [len(e["object"]["columnDefinitions"] or ()) for e in found] == [3, 0, 0]
+    assert [e["object"]["columnDefinitions"] is None for e in found] == [False, True, True]
+    assert all(len(e["object"]["rows"]) == 1 for e in found)
