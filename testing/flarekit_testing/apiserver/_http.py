@@ -153,6 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
                 response = _crd_api.serve(
                     backend.crds, backend.policy, user, self.command, path, query
                 )
+                if _tables.wants_table(self.headers.get("Accept") or ""):
+                    response.body = _crd_api.as_table(response.body, query)
             elif route is None:
                 response = _nonresource.serve(backend.registry, backend.address, self.command, path)
             else:

@@ -92,3 +92,11 @@ def test_kubectl_get_watch_keeps_the_columns(api_server: Any, api_namespace: str
     rows = [re.split(r"\s{2,}", line.strip()) for line in [first, *rest.splitlines()] if line]
     assert re.split(r"\s{2,}", header.strip()) == ["NAME", "DATA", "AGE"]
     assert [row[:2] for row in rows] == [["a", "0"], ["a", "1"], ["a", "2"]]
+
+
+def test_kubectl_get_crd_prints_when_each_was_created(api_server: Any) -> None:
+    done = kubectl(api_server, "get", "crd", "rayclusters.ray.io")
+    assert done.returncode == 0, done.stderr
+    header, row = done.stdout.splitlines()
+    assert re.split(r"\s{2,}", header.strip()) == ["NAME", "CREATED AT"]
+    assert re.fullmatch(r"rayclusters\.ray\.io\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row.strip())
