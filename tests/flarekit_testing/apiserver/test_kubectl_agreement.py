@@ -3,6 +3,7 @@ condition, watch a table, list CRDs, diff an unchanged object."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -100,3 +101,27 @@ def test_kubectl_get_crd_prints_when_each_was_created(api_server: Any) -> None:
     header, row = done.stdout.splitlines()
     assert re.split(r"\s{2,}", header.strip()) == ["NAME", "CREATED AT"]
     assert re.fullmatch(r"rayclusters\.ray\.io\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row.strip())
+
+
+@pytest.mark.parametrize("how", ["create", "apply --server-side"])
+def test_kubectl_diff_of_an_unchanged_object_shows_nothing(
+    api_server: Any, api_namespace: str, how: str
+) -> None:
+    """kubectl diff sends a dry-run patch with `annotations: {}`; ObjectMeta leaves an empty
+    map out, so nothing differs."""
+    rc = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "rc", "namespace": api_namespace},
+        "spec": {
+            "suspend": True,
+            "headGroupSpec": {
+                "rayStartParams": {},
+                "template": {"spec": {"containers": [{"name": "h", "image": "ray:2"}]}},
+            },
+        },
+    }
+    made = kubectl(api_server, *how.split(), "-f", "-", stdin=json.dumps(rc))
+    assert made.returncode == 0, made.stderr
+    diff = kubectl(api_server, "diff", "-f", "-", stdin=json.dumps(rc))
+    assert (diff.returncode, diff.stdout) == (0, ""), diff.stdout + diff.stderr
