@@ -120,8 +120,9 @@ def _ingress(cluster: RayCluster) -> Ingress:
 
 
 def expose_dashboards(client: Client, stop: threading.Event) -> None:
-    """Give every RayCluster an Ingress to its dashboard, and remove it with the cluster
-    (FakeCluster does not collect garbage), until `stop` is set."""
+    """Give every RayCluster an Ingress to its dashboard, and remove it with the cluster,
+    until `stop` is set. The Ingress is owned by the cluster, so the garbage collector would
+    remove it too (FakeCluster's as a real one's); deleting it here makes it go at once."""
     from flarekit import ALL_NAMESPACES, NotFound
     from flarekit_models.networking.v1 import Ingress
     from flarekit_models.ray.v1 import RayCluster
