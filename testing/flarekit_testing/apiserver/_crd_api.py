@@ -20,7 +20,7 @@ from flarekit_testing.apiserver._auth import Attributes, Policy
 from flarekit_testing.apiserver._discovery import storage_version_hash
 from flarekit_testing.apiserver._meta import timestamp
 from flarekit_testing.apiserver._request import Response
-from flarekit_testing.apiserver._strategy import Column
+from flarekit_testing.apiserver._strategy import Column, Strategy
 from flarekit_testing.apiserver._tables import NAME, table
 
 __all__ = [
@@ -146,7 +146,7 @@ def _name_selector(query: Mapping[str, list[str]]) -> str | None:
     return value.lstrip("=").strip()
 
 
-class _Printer:
+class _Printer(Strategy):
     """How kube-apiserver prints CRDs (`kubectl get crd`): NAME and CREATED AT, the creation
     time itself rather than an age."""
 
