@@ -185,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Authorize and answer a resource request; None when it was streamed already."""
         backend = self.server.backend
         req = route.request
+        req.user = user
         backend.policy.authorize(
             Attributes(
                 user,

@@ -378,6 +378,7 @@ class FakeCluster:
             b"" if body is None else json.dumps(body).encode(),
             content_type,
             DIRECT_AGENT,
+            self.policy.admin_user,
         )
 
     def objects(
@@ -548,7 +549,10 @@ class FakeCluster:
     # -- controllers ----------------------------------------------------------------------------
 
     def add_controller(self, controller: Controller) -> None:
-        """Run a simulated controller on the controller thread (see `Controller`)."""
+        """Run a simulated controller on the controller thread (see `Controller`); the
+        admission webhooks it brings (`webhooks`, see `AdmissionWebhook`) see every write
+        from then on."""
+        self.store.webhooks.extend(getattr(controller, "webhooks", ()))
         self._controllers.add(controller)
 
     @property

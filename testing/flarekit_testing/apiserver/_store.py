@@ -169,6 +169,8 @@ class Store:
         self._watch_from = 0
         self._watchers: set[Watcher] = set()
         self.on_commit: list[Callable[[Event], None]] = []
+        #: the operators' admission webhooks every write passes (see `_admission`)
+        self.webhooks: list[Any] = []
 
     # -- reads ------------------------------------------------------------------------------
 
