@@ -46,7 +46,7 @@ def _real_releases() -> dict[str, str]:
 
 
 @pytest.fixture(scope="package", params=["fakecluster", "controlplane"])
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, operator_builds: dict[str, str]) -> Iterator[Backend]:
     if request.param == "controlplane":
         binaries = request.getfixturevalue("controlplane_binaries")
         releases = _real_releases()
@@ -63,10 +63,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         return
     # The simulated side serves the same releases' CRDs as the real side when the operators
     # are built, else the releases the simulation is written against.
-    try:
-        releases = versions_for(OPERATORS, None)
-    except OperatorNotBuilt:
-        releases = {}
+    built = all(family in operator_builds for family in OPERATORS)
+    releases = versions_for(OPERATORS, operator_builds) if built else {}
     with FakeBackend.start(releases) as fake:
         yield fake
 
