@@ -7,7 +7,7 @@ its images, all built by `make test` into the cache) when it reaches one of the 
 
 - directly or through other fixtures (its fixture closure);
 - through `request.getfixturevalue("name")` in one of those fixtures, with the name written
-  out, unless the fixture is parametrized for the test (see below);
+  out; in a parametrized fixture this counts only on its real side (below);
 - or through a parametrized fixture whose parameter for the test is one of `REAL_PARAMS`:
   the `fakecluster` / `controlplane` (`fake` / `real`) backends ask for the control plane
   only on their real side.
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -74,43 +74,47 @@ def _is_fixture(item: pytest.Item, name: str) -> bool:
     )
 
 
-def _reaches(
-    item: pytest.Item,
-    name: str,
-    params: dict[str, object],
-    definitions: Sequence[Any],
-    seen: set[tuple[str, int]],
-) -> bool:
-    if name in BUILT:
-        return True
-    key = (name, len(definitions))
-    if key in seen or not definitions:
-        return False
-    seen.add(key)
-    definition = definitions[-1]
-    requested: list[str] = list(definition.argnames)
-    if name not in params:  # a parametrized fixture's real side is decided by its parameter
-        requested += _requested_by_name(definition.func)
-    for other in requested:
-        # A fixture that asks for its own name gets the definition it overrides.
-        others = definitions[:-1] if other == name else _definitions(item, other)
-        if _reaches(item, other, params, others, seen):
-            return True
-    return False
+def _params(item: pytest.Item) -> dict[str, object]:
+    callspec = getattr(item, "callspec", None)
+    return dict(callspec.params) if callspec is not None else {}
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, str) and value in REAL_PARAMS
+
+
+def reached(item: pytest.Item) -> dict[str, list[Any]]:
+    """Every fixture `item` uses (name -> the definitions used), those asked for by name
+    included: always in a fixture the test does not parametrize, and in a parametrized one
+    only on its real side."""
+    params = _params(item)
+    found: dict[str, list[Any]] = {}
+
+    def visit(name: str, definitions: Sequence[Any]) -> None:
+        if not definitions:
+            return
+        definition = definitions[-1]
+        used = found.setdefault(name, [])
+        if any(d is definition for d in used):
+            return
+        used.append(definition)
+        requested: list[str] = list(definition.argnames)
+        if name not in params or _is_real(params[name]):
+            requested += _requested_by_name(definition.func)
+        for other in requested:
+            # A fixture that asks for its own name gets the definition it overrides.
+            visit(other, definitions[:-1] if other == name else _definitions(item, other))
+
+    for name in getattr(item, "fixturenames", ()):
+        visit(name, _definitions(item, name))
+    return found
 
 
 def needs_builds(item: pytest.Item) -> bool:
     """Whether `item` reaches a built program (see the module's docstring)."""
-    callspec = getattr(item, "callspec", None)
-    params: dict[str, object] = dict(callspec.params) if callspec is not None else {}
-    fixture_names: Iterable[str] = getattr(item, "fixturenames", ())
-    for name, value in params.items():
-        if isinstance(value, str) and value in REAL_PARAMS and _is_fixture(item, name):
-            return True
-    seen: set[tuple[str, int]] = set()
-    return any(
-        _reaches(item, name, params, _definitions(item, name), seen) for name in fixture_names
-    )
+    if any(_is_real(v) and _is_fixture(item, n) for n, v in _params(item).items()):
+        return True
+    return not BUILT.isdisjoint(reached(item))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
