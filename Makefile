@@ -36,8 +36,9 @@ $(KUBECTL): $(VENV)/.installed tests/clients/kubectl_binary.py
 schemas: setup
 	$(PY) -m flarekit_generator schemas
 
-## generate: rebuild generated/flarekit_models from the lock file
-generate: schemas
+## generate: rebuild generated/flarekit_models from the lock file (it fills and verifies the
+## schema cache itself); nothing is written when nothing it is made from changed
+generate: setup
 	$(PY) -m flarekit_generator generate
 
 ## control-plane: build the real control plane and the newest release of each operator (what

@@ -34,7 +34,7 @@ from flarekit.cluster._pod import (
     HEAD_CONTAINER,
     WORKER_CONTAINER,
     PodSlot,
-    given,
+    made,
     pod_slots,
     ray_pod_template,
 )
@@ -113,7 +113,8 @@ def _worker_group(
 
     group = slot.group
     assert group is not None  # a worker group's slot
-    return WorkerGroupSpec(
+    return made(
+        WorkerGroupSpec,
         group_name=group.name,
         replicas=group.num_workers,
         min_replicas=group.num_workers if group.min_workers is None else group.min_workers,
@@ -139,13 +140,12 @@ def _metadata(
 ) -> ObjectMeta:
     from flarekit_models.meta.v1 import ObjectMeta
 
-    return given(
-        ObjectMeta(
-            name=config.name,
-            namespace=config.namespace or None,
-            labels=labels or None,
-            annotations=annotations or None,
-        )
+    return made(
+        ObjectMeta,
+        name=config.name,
+        namespace=config.namespace or None,
+        labels=labels or None,
+        annotations=annotations or None,
     )
 
 
@@ -165,7 +165,8 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     # configuration changed since is refused here rather than rendered half-merged.
     report = ValidationReport(f"ClusterConfiguration {config.name!r}")
     head_slot, *group_slots = pod_slots(config)
-    head = HeadGroupSpec(
+    head = made(
+        HeadGroupSpec,
         ray_start_params=ray_start_params(
             config.head_extended_resource_requests, config.resource_mapping
         ),
@@ -174,19 +175,18 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     workers = [_worker_group(config, slot, report) for slot in group_slots]
     report.raise_if_problems()
     idle = config.autoscaler_idle_timeout_seconds if config.enable_autoscaling else None
-    spec = RayClusterSpec(
+    spec = made(
+        RayClusterSpec,
         ray_version=config.ray_version or None,
         enable_in_tree_autoscaling=True if config.enable_autoscaling else None,
         autoscaler_options=(
-            AutoscalerOptions(idle_timeout_seconds=idle) if idle is not None else None
+            made(AutoscalerOptions, idle_timeout_seconds=idle) if idle is not None else None
         ),
         gcs_fault_tolerance_options=_gcs_options(config) if config.enable_gcs_ft else None,
         head_group_spec=head,
         worker_group_specs=workers,
     )
-    return RayCluster(
-        metadata=_metadata(config, labels, dict(config.annotations)), spec=given(spec)
-    )
+    return made(RayCluster, metadata=_metadata(config, labels, dict(config.annotations)), spec=spec)
 
 
 def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
@@ -196,14 +196,13 @@ def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
     password = None
     if config.redis_password_secret:
         secret = config.redis_password_secret
-        ref = SecretKeySelector(name=secret["name"], key=secret["key"])
-        password = RedisPassword(value_from=EnvVarSource(secret_key_ref=ref))
-    return given(
-        GcsFaultToleranceOptions(
-            redis_address=config.redis_address,
-            redis_password=password,
-            external_storage_namespace=config.external_storage_namespace or None,
-        )
+        ref = made(SecretKeySelector, name=secret["name"], key=secret["key"])
+        password = made(RedisPassword, value_from=made(EnvVarSource, secret_key_ref=ref))
+    return made(
+        GcsFaultToleranceOptions,
+        redis_address=config.redis_address,
+        redis_password=password,
+        external_storage_namespace=config.external_storage_namespace or None,
     )
 
 
@@ -225,10 +224,11 @@ def render_appwrapper(config: ClusterConfiguration, *, validated: bool = False) 
 
     if not validated:
         config.validate().raise_if_problems()
-    component = Component(template=_raycluster(config, wrapped=True).to_dict())
-    return AppWrapper(
+    component = made(Component, template=_raycluster(config, wrapped=True).to_dict())
+    return made(
+        AppWrapper,
         metadata=_metadata(config, _kueue_labels(config)),
-        spec=AppWrapperSpec(components=[component]),
+        spec=made(AppWrapperSpec, components=[component]),
     )
 
 
