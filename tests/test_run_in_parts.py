@@ -26,6 +26,12 @@ trace.write(f"start {{target}}\\n"); trace.flush()
 for line in step.get("out", [target + " says hello"]):
     print(line, flush=True)
 time.sleep(step.get("sleep", 0))
+# "until": wait (a minute at most) for another target to start, then go on.
+deadline = time.monotonic() + 60
+while step.get("until") and f"start {{step['until']}}" not in open(os.environ["FAKE_TRACE"]).read():
+    if time.monotonic() > deadline:
+        sys.exit(3)
+    time.sleep(0.05)
 trace.write(f"end {{target}}\\n"); trace.flush()
 sys.exit(step.get("code", 0))
 """
@@ -59,10 +65,10 @@ def _run(tmp_path: Path, plan: dict[str, dict[str, object]]) -> tuple[int, str, 
 
 
 def test_the_builds_run_beside_the_first_part_and_before_the_second(tmp_path: Path) -> None:
-    plan = {"test-builds": {"sleep": 2, "out": BUILD_OUTPUT}}
+    plan = {"test-builds": {"until": "test-before-builds", "out": BUILD_OUTPUT}}
     code, out, trace = _run(tmp_path, plan)
     assert code == 0, out
-    assert trace[0] == "start test-builds"
+    assert out.index("==> builds:") < out.index("==> set-up:")
     # The set-up, images, checks and first part start while the builds run.
     assert trace.index("start test-before-builds") < trace.index("end test-builds")
     assert trace.index("end test-setup") < trace.index("start node-images")
@@ -96,10 +102,26 @@ def test_a_failed_check_stops_the_builds_at_once(tmp_path: Path) -> None:
     assert "stopped" in out.split("    builds")[1].splitlines()[0]
 
 
+def test_a_failed_image_build_shows_its_log_and_the_second_part_does_not_run(
+    tmp_path: Path,
+) -> None:
+    plan = {"node-images": {"code": 2, "out": ["mmdebstrap: E: cannot download apt lists"]}}
+    code, out, trace = _run(tmp_path, plan)
+    assert code == 1
+    assert "==> images failed (exit 2); its log:" in out and "cannot download" in out
+    assert "start test-after-builds" not in trace
+    assert "make test failed: images" in out
+
+
+# pytest's exit code 5 (no test collected) fails a part as any other non-zero code does.
+@pytest.mark.parametrize("exit_code", [1, 5])
 @pytest.mark.parametrize("failing", ["test-before-builds", "test-after-builds"])
-def test_a_failing_part_fails_the_run_and_both_parts_run(tmp_path: Path, failing: str) -> None:
-    code, out, trace = _run(tmp_path, {failing: {"code": 1, "out": ["1 failed"]}})
+def test_a_failing_part_fails_the_run_and_both_parts_run(
+    tmp_path: Path, failing: str, exit_code: int
+) -> None:
+    code, out, trace = _run(tmp_path, {failing: {"code": exit_code, "out": ["1 failed"]}})
     assert code == 1 and "1 failed" in out
+    assert f"FAILED (exit {exit_code})" in out
     assert "start test-before-builds" in trace and "start test-after-builds" in trace
     name = {"test-before-builds": "before", "test-after-builds": "after"}[failing]
     assert f"make test failed: tests {name} the builds" in out
