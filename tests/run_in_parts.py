@@ -14,10 +14,10 @@ So, in this order:
 5. once both background steps have ended, `make test-after-builds` (--part=after-builds).
 
 A background step writes to a log under `.cache/make-test/`: printed whole when the step
-fails, summarised (its progress lines left out) when it succeeds. A failed set-up, build,
-lint or type-check stops the run at once (the steps still running are stopped); a failing
-first part of the suite still lets the second run, so that one run reports every failing
-test. The run fails when any step failed, and ends with each step's wall time and the CPU
+fails, summarised (its progress lines left out) when it succeeds. A failed set-up, lint or
+type-check, or a background step failing at any time, stops the run at once (the steps still
+running, the first part of the suite included, are stopped); a failing first part of the
+suite still lets the second run, so that one run reports every failing test. The run fails when any step failed, and ends with each step's wall time and the CPU
 time of its processes.
 
     python tests/run_in_parts.py            # what `make test` does
@@ -44,6 +44,8 @@ REPO = Path(__file__).resolve().parents[1]
 LOGS = REPO / ".cache" / "make-test"
 #: Lines of a build log left out of its summary: progress (`name: 40% (...)`).
 PROGRESS = re.compile(r"^\s*\S+: \d+% ")
+#: Seconds between looks at the steps that run at the same time.
+POLL = 0.5
 
 
 def _shown(path: Path) -> str:
@@ -105,10 +107,15 @@ class Step:
         self.cpu = usage.ru_utime + usage.ru_stime
         return self.code
 
-    def run_in_foreground(self) -> int:
+    def run_in_foreground(self, beside: Sequence[Step] = ()) -> int | None:
+        """Run the step; if a step of `beside` fails meanwhile, print its log and stop this
+        one at once (None). Its exit code otherwise."""
         self.start()
-        code = self.wait()
-        assert code is not None
+        while (code := self.wait(block=False)) is None:
+            if failed_beside(beside):
+                self.stop()
+                return None
+            time.sleep(POLL)
         return code
 
     def stop(self, signum: int = signal.SIGTERM) -> None:
@@ -139,6 +146,23 @@ class Step:
         for line in shown:
             print(f"    {line}")
         sys.stdout.flush()
+
+
+def failed_beside(steps: Sequence[Step]) -> bool:
+    """Whether one of the background `steps` has failed (its log is printed then)."""
+    failed = [step for step in steps if step.wait(block=False) and step.failed]
+    for step in failed:
+        step.report()
+    return bool(failed)
+
+
+def wait_for_all(steps: Sequence[Step]) -> bool:
+    """Wait until every step has ended, or one failed; whether all succeeded."""
+    while any(step.running for step in steps):
+        if failed_beside(steps):
+            return False
+        time.sleep(POLL)
+    return not failed_beside(steps)
 
 
 def make(*targets: str) -> list[str]:
@@ -191,15 +215,11 @@ def run(logs: Path = LOGS) -> int:
             if step.log is not None:
                 step.start()
                 continue
-            code = step.run_in_foreground()
-            broken = [other for other in background if other.wait(block=False)]
-            if broken or (code != 0 and name != "tests before the builds"):
+            code = step.run_in_foreground(beside=background)
+            if code is None or (code != 0 and name != "tests before the builds"):
                 break
         else:
-            for step in background:
-                step.wait()
-                step.report()
-            if not any(step.failed for step in background):
+            if wait_for_all(background):
                 steps["tests after the builds"].run_in_foreground()
     finally:
         for step in background:

@@ -92,6 +92,20 @@ def test_a_failed_build_shows_its_log_and_the_second_part_does_not_run(tmp_path:
     assert "make test failed: builds" in out
 
 
+def test_a_build_failing_during_the_first_part_stops_it_at_once(tmp_path: Path) -> None:
+    plan = {
+        "test-builds": {"until": "test-before-builds", "code": 1, "out": ["go: link failed"]},
+        "test-before-builds": {"sleep": 60},
+    }
+    code, out, trace = _run(tmp_path, plan)
+    assert code == 1
+    assert "==> builds failed (exit 1); its log:" in out and "go: link failed" in out
+    assert "end test-before-builds" not in trace  # stopped, not waited for
+    assert "start test-after-builds" not in trace
+    assert "stopped" in out.split("    tests before the builds")[1].splitlines()[0]
+    assert "make test failed: builds" in out
+
+
 def test_a_failed_check_stops_the_builds_at_once(tmp_path: Path) -> None:
     plan = {"test-builds": {"sleep": 60}, "test-checks": {"code": 2, "out": ["E501 too long"]}}
     code, out, trace = _run(tmp_path, plan)
