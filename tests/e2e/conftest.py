@@ -18,7 +18,6 @@ from e2e_support import OPERATORS, Backend, FakeBackend, RealBackend
 
 from flarekit import Client
 from flarekit_testing.controlplane._operator_runner import versions_for
-from flarekit_testing.controlplane._operators import OperatorNotBuilt
 
 #: Seconds a test here may take, its share of the control plane's start included: starting
 #: every operator takes minutes on a busy 2-core machine (see docs/operators.md, "Cost").
