@@ -386,7 +386,7 @@ class RayClusterController(SimController):
             return  # a custom head Service: not modelled
         wanted = head_service(obj)
         if cluster.get("services", wanted["metadata"]["name"], meta["namespace"]) is None:
-            cluster.create(wanted)
+            cluster.create(wanted, field_manager="kuberay-operator")
 
     def _ensure_ca_secret(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
