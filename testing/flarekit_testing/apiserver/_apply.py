@@ -45,7 +45,8 @@ _METADATA = compiled(
             },
             "ownerReferences": {
                 "type": "array",
-                "items": {"type": "object"},
+                # an OwnerReference is an atomic struct: owned as one value, not by field
+                "items": {"type": "object", "x-kubernetes-map-type": "atomic"},
                 "x-kubernetes-list-type": "map",
                 "x-kubernetes-list-map-keys": ["uid"],
             },
@@ -110,6 +111,9 @@ def leaves(doc: Any, s: Schema | None, prefix: Path = ()) -> dict[Path, Any]:
             key = _item_key(item, s)
             if key is None:
                 return {prefix: doc}
+            if _atomic_map(items):  # an atomic item is owned whole: `k:{...}: {}`
+                out[(*prefix, key)] = item
+                continue
             out[(*prefix, key, ".")] = None
             for name, value in item.items():
                 out.update(leaves(value, _child(items, name), (*prefix, key, f"f:{name}")))

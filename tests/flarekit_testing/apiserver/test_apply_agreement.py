@@ -192,3 +192,16 @@ def test_an_apply_that_changes_nothing_gives_a_new_manager_no_time(
     entries = shared.body["metadata"]["managedFields"]
     assert [e["manager"] for e in entries] == ["second", "first"]
     assert "time" not in entries[0] and "time" in entries[1]
+
+
+def test_an_owner_reference_is_owned_whole(api_server: Any, api_namespace: str) -> None:
+    """An OwnerReference is an atomic struct: its manager owns the item, not its fields."""
+    base = f"/api/v1/namespaces/{api_namespace}/configmaps"
+    owner = send(api_server, "POST", f"{base}?fieldManager=maker", {"metadata": {"name": "o"}})
+    uid = owner.body["metadata"]["uid"]
+    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": uid}
+    child = {"metadata": {"name": "c", "ownerReferences": [reference]}}
+    made = send(api_server, "POST", f"{base}?fieldManager=maker", child)
+    assert owned(made)["maker"]["fieldsV1"]["f:metadata"] == {
+        "f:ownerReferences": {".": {}, f'k:{{"uid":"{uid}"}}': {}}
+    }
