@@ -7,8 +7,9 @@ performs the script's operations the way a user of that client would (`adapters.
 either its result (the objects, lists, tables or events it returned) or the failure the server
 answered: HTTP status, `reason`, and the causes' types and fields. Results are compared whole,
 with only what the server makes up differently on every run masked (`mask`): uids,
-resourceVersions, timestamps (managedFields times included), generated name suffixes,
-allocated IP addresses, the ages in tables, and the run's own namespace and names.
+resourceVersions, timestamps (managedFields times included), the compacted revision a
+too-old watch names, generated name suffixes, allocated IP addresses, the ages in tables,
+and the run's own namespace and names.
 
 An operation agrees only when both outcomes are equal. A client exception (the client itself
 failed on what the server sent) is a difference unless both sides raise it and the case is
@@ -180,6 +181,9 @@ _IPV4 = re.compile(r"(?<![\w.])\d{1,3}(\.\d{1,3}){3}(?![\w.])")
 #: The five characters kube-apiserver appends to a `generateName` (its random alphabet has no
 #: vowels and no 0, 1, 3), at the end of a name or before a further dash or dot.
 _GENERATED = re.compile(r"-[bcdfghjklmnpqrstvwxz2456789]{5}(?=$|[-.\"/ ])")
+#: The revision a "too old resource version" message names as the oldest the server keeps:
+#: its current compaction point, different on every run and every server.
+_COMPACTED = re.compile(r"(too old resource version: \d+ \()\d+(\))")
 #: Values that name one write: different on every run and every server.
 _VOLATILE_KEYS = {"uid", "resourceVersion"}
 #: Table columns whose cells are ages or times.
@@ -193,6 +197,7 @@ class Masks:
     words: dict[str, str] = field(default_factory=dict)
 
     def text(self, value: str) -> str:
+        value = _COMPACTED.sub(r"\1<revision>\2", value)
         value = _UUID.sub("<uid>", value)
         value = _TIME.sub("<time>", value)
         for word, replacement in self.words.items():

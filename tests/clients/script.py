@@ -401,17 +401,19 @@ def _rayjob_finalizer(r: Run) -> Any:
     return wait_for(finalizers, 60.0)
 
 
-def _delete_rayjob_twice(r: Run) -> Any:
+def _delete_held_rayjob(r: Run) -> Any:
+    """Delete the RayJob: the answer is the job still there, terminating, held by KubeRay's
+    finalizer; then it goes. (A second delete answers 200 or 404 by whether KubeRay has
+    removed its finalizer yet, which is the operator's timing, not the server's: not asked.)"""
     a = r.adapter
-    codes = []
-    for _ in range(2):
-        try:
-            a.delete(RAY, "RayJob", "rj", r.ns)
-        except Failure as failure:
-            codes.append(failure.code)
-        else:
-            codes.append(200)
-    return {"deletes": codes, "gone": a.wait(RAY, "RayJob", "rj", r.ns, "delete")}
+    answer = a.delete(RAY, "RayJob", "rj", r.ns)
+    meta = (answer or {}).get("metadata") or {}
+    held = {
+        "kind": (answer or {}).get("kind"),
+        "terminating": "deletionTimestamp" in meta,
+        "finalizers": meta.get("finalizers"),
+    }
+    return {"answer": held, "gone": a.wait(RAY, "RayJob", "rj", r.ns, "delete")}
 
 
 def _trainjob_environment(r: Run) -> Any:
@@ -564,7 +566,7 @@ SCRIPT: list[tuple[str, Step]] = [
     ),
     # RayJobs and TrainJobs
     ("a RayJob gets KubeRay's finalizer", _rayjob_finalizer),
-    ("delete the RayJob twice", _delete_rayjob_twice),
+    ("delete the RayJob: its finalizer holds it", _delete_held_rayjob),
     ("a TrainJob's pod environment", _trainjob_environment),
     ("get namespace", lambda r: r.adapter.get("v1", "Namespace", r.ns, None)),
 ]
