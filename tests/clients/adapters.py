@@ -458,6 +458,7 @@ class Kr8s:
         import kr8s
 
         self.api = kr8s.api(kubeconfig=str(kubeconfig))
+        self._classes: dict[tuple[str, str], Any] = {}
 
     def close(self) -> None:
         pass
@@ -474,9 +475,23 @@ class Kr8s:
             raise Failure.from_status(exc.status, code, str(exc)) from None
 
     def _object(self, obj: JSON) -> Any:
-        from kr8s.objects import object_from_spec
+        """kr8s' class for the kind; for a custom resource, a class made as kr8s' users make
+        one, with the scope and plural the server's discovery names (a class kr8s makes up
+        on its own is namespaced, and misses a cluster-scoped kind's URL)."""
+        from kr8s.objects import get_class, new_class
 
-        return object_from_spec(obj, api=self.api, allow_unknown_type=True)
+        key = (obj["apiVersion"], obj["kind"])
+        if key not in self._classes:
+            try:
+                self._classes[key] = get_class(obj["kind"], obj["apiVersion"])
+            except KeyError:
+                _, plural, namespaced = self._call(
+                    self.api.lookup_kind, self._kind(obj["apiVersion"], obj["kind"])
+                )
+                self._classes[key] = new_class(
+                    obj["kind"], obj["apiVersion"], namespaced=namespaced, plural=plural
+                )
+        return self._classes[key](obj, api=self.api)
 
     @staticmethod
     def _kind(api_version: str, kind: str) -> str:

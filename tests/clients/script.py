@@ -308,8 +308,27 @@ def _server_side_diff(r: Run) -> Any:
     return own(r.adapter.apply(config, "first", dry_run=True))
 
 
+def _status_written(
+    r: Run, api_version: str, kind: str, name: str, ns: str | None, key: str
+) -> Any:
+    """Wait until the operator has written `status.<key>` at all on an object that is not
+    suspended, as a user does before a client's wait that reads it: kr8s' wait fails on an
+    object without it, and KubeRay clears a resuming cluster's `state` until it is ready."""
+
+    def written() -> bool:
+        try:
+            found = r.adapter.get(api_version, kind, name, ns)
+        except Failure:
+            return False
+        suspended = (found.get("spec") or {}).get("suspend") is True
+        return not suspended and key in (found.get("status") or {})
+
+    return wait_for(written, 60.0)
+
+
 def _ready(r: Run, name: str) -> Any:
     """Wait until KubeRay says the cluster is ready; then its status as KubeRay wrote it."""
+    _status_written(r, RAY, "RayCluster", name, r.ns, "state")
     met = r.adapter.wait(RAY, "RayCluster", name, r.ns, "jsonpath={.status.state}=ready")
     status = dict(r.adapter.get(RAY, "RayCluster", name, r.ns).get("status") or {})
     status.pop("lastUpdateTime", None)
@@ -352,6 +371,7 @@ def _create_local_queue(r: Run) -> Any:
 def _wait_active(r: Run, kind: str) -> Any:
     _, cq, lq = _queues(r)
     name, ns = (cq, None) if kind == "ClusterQueue" else (lq, r.ns)
+    _status_written(r, o.KUEUE, kind, name, ns, "conditions")
     met = r.adapter.wait(o.KUEUE, kind, name, ns, "condition=Active")
 
     def observed() -> JSON:
@@ -517,8 +537,8 @@ SCRIPT: list[tuple[str, Step]] = [
     ),
     (
         "strategic merge on a custom resource",
-        lambda r: r.adapter.strategic_patch(
-            RAY, "RayCluster", "rc1", r.ns, {"spec": {"suspend": False}}
+        lambda r: own(
+            r.adapter.strategic_patch(RAY, "RayCluster", "rc1", r.ns, {"spec": {"suspend": False}})
         ),
     ),
     (
