@@ -27,6 +27,7 @@ from typing import Any
 
 from flarekit_testing.apiserver import _meta
 from flarekit_testing.apiserver._store import Event, Key, Store
+from flarekit_testing.apiserver.pods import unschedulable_message
 
 JSON = dict[str, Any]
 
@@ -223,7 +224,30 @@ class Scheduler:
             "default-scheduler"
         ):
             return
+        refusal = unschedulable_message(pod)
+        if refusal is not None:
+            self._unschedulable(event.key, refusal)
+            return
         self.bind(event.key, self.node_for(pod))
+
+    def _unschedulable(self, key: Key, message: str) -> None:
+        """No node satisfies the pod's node selector: it stays Pending, saying why, as the
+        scheduler's PodScheduled condition does."""
+        pod = self.store.get(key)
+        if pod is None:
+            return
+        status = pod.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": _meta.timestamp(),
+            "reason": "Unschedulable",
+            "message": message,
+        }
+        status["conditions"] = [condition, *conditions]
+        self.store.commit(key, pod)
 
     def node_for(self, pod: JSON) -> str:
         uid = str((pod.get("metadata") or {}).get("uid", ""))
