@@ -121,10 +121,22 @@ class PodRunner:
                 out.append(found)
         return out
 
+    @staticmethod
+    def unscheduled(pods: Iterable[JSON]) -> list[JSON]:
+        """The pods no simulated node can take (their node selector or affinity matches none):
+        they stay Pending, as the scheduler leaves them, and their job does not progress."""
+        return [
+            p
+            for p in pods
+            if not (p.get("spec") or {}).get("nodeName")
+            and _pods.unschedulable_message(p) is not None
+        ]
+
     def start(self, cluster: FakeCluster, owner: JSON, pod: JSON) -> None:
-        """Run a pending pod and line up what it will print."""
+        """Run a pending pod and line up what it will print (a pod no node takes stays
+        Pending)."""
         meta = pod["metadata"]
-        if _pods.phase(pod) != "Pending":
+        if _pods.phase(pod) != "Pending" or self.unscheduled([pod]):
             return
         try:
             running = cluster.start_pod(meta["namespace"], meta["name"])
@@ -157,7 +169,7 @@ class PodRunner:
     ) -> None:
         """Write what is left to print (then `lines`) and end the pod."""
         meta = pod["metadata"]
-        if _pods.is_finished(pod):
+        if _pods.is_finished(pod) or self.unscheduled([pod]):
             return
         key = (meta["namespace"], meta["name"])
         rest = [*self._pending.pop(key, []), *lines]

@@ -124,7 +124,7 @@ class PyTorchJobController(SimController):
         pods = self.pods.ensure(cluster, job_pods(obj))
         for pod in pods:
             self.pods.start(cluster, obj, pod)
-        if since < runs_for(obj, self.run_for):
+        if since < runs_for(obj, self.run_for) or self.pods.unscheduled(pods):
             conditions = set_condition(
                 conditions, "Running", True, "PyTorchJobRunning",
                 f"PyTorchJob {namespace}/{name} is running.",

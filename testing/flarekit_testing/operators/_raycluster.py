@@ -34,14 +34,17 @@ from flarekit_testing.operators._base import (
     suffix,
     timestamp,
 )
+from flarekit_testing.operators._ray_head_service import (
+    endpoints,
+    ensure_head_service,
+    head_service_name,
+)
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
 
 JSON = dict[str, Any]
 
-#: The head service ports KubeRay exposes by default, by port name.
-DEFAULT_PORTS = {"client": 10001, "dashboard": 8265, "gcs-server": 6379, "metrics": 8080}
 _GPU = "nvidia.com/gpu"
 _TPU = "google.com/tpu"
 DEFAULT_FAILURE = "simulated failure: the head Pod could not be created"
@@ -65,16 +68,6 @@ def pod_sets(spec: Mapping[str, Any]) -> list[tuple[str, int, JSON]]:
     """The head and every worker group as (name, count, pod template)."""
     head = (spec.get("headGroupSpec") or {}).get("template") or {}
     return [("head", 1, head), *worker_groups(spec)]
-
-
-def _endpoints(spec: Mapping[str, Any]) -> dict[str, str]:
-    ports: dict[str, str] = {name: str(port) for name, port in DEFAULT_PORTS.items()}
-    template = (spec.get("headGroupSpec") or {}).get("template") or {}
-    for container in (template.get("spec") or {}).get("containers") or []:
-        for port in container.get("ports") or []:
-            if port.get("name"):
-                ports[str(port["name"])] = str(port.get("containerPort", ""))
-    return ports
 
 
 def _ip(prefix: str, uid: str, salt: str) -> str:
@@ -175,18 +168,58 @@ def desired(spec: Mapping[str, Any]) -> JSON:
     }
 
 
+def _node_type(pod: Mapping[str, Any]) -> str:
+    return str((pod["metadata"].get("labels") or {}).get("ray.io/node-type", ""))
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def _pod_ready(pod: Mapping[str, Any]) -> bool:
+    """The pod's `Ready` condition (a kubelet sets it once the readiness probe passes)."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return _phase(pod) == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+    )
+
+
+def _head_pod_ready(
+    conditions: list[JSON], head: Mapping[str, Any] | None, generation: Any
+) -> list[JSON]:
+    """`HeadPodReady` as KubeRay derives it from the head pod's `Ready` condition."""
+    if head is None:
+        return set_condition(
+            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
+        )
+    ready = next(
+        (c for c in (head.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"),
+        None,
+    )
+    if ready is None:
+        return set_condition(conditions, "HeadPodReady", False, "Unknown", "", generation)
+    status = ready.get("status") == "True"
+    reason = str(ready.get("reason") or ("HeadPodRunningAndReady" if status else "Unknown"))
+    message = str(ready.get("message") or "")
+    return set_condition(conditions, "HeadPodReady", status, reason, message, generation)
+
+
 def ready_status(
-    obj: Mapping[str, Any], conditions: list[JSON], head_ip: str | None = None
+    obj: Mapping[str, Any],
+    conditions: list[JSON],
+    head: Mapping[str, Any] | None = None,
+    service: Mapping[str, Any] | None = None,
 ) -> JSON:
-    """The status of a RayCluster whose head and workers are all running and ready
-    (`head_ip`: the head pod's IP, as KubeRay reads it from the pod)."""
+    """The status of a RayCluster whose head and workers are all running and ready: the head
+    pod's name and IP as KubeRay reads them from the pod, the head Service's name, its
+    cluster IP (the head pod's IP when it is headless) and its ports as `endpoints`."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     uid, name, now = str(meta["uid"]), str(meta["name"]), timestamp()
     counts = desired(spec)
     generation = meta.get("generation")
-    conditions = set_condition(
-        conditions, "HeadPodReady", True, "HeadPodRunningAndReady", "", generation
-    )
+    head_ip = str(((head or {}).get("status") or {}).get("podIP") or _ip("10.244", uid, "pod"))
+    conditions = _head_pod_ready(conditions, head or {"status": {"phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}]}}, generation)  # fmt: skip
     conditions = set_condition(
         conditions,
         "RayClusterProvisioned",
@@ -195,6 +228,7 @@ def ready_status(
         "All Ray Pods are ready for the first time",
         generation,
     )
+    cluster_ip = str(((service or {}).get("spec") or {}).get("clusterIP") or "None")
     previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
     return {
         **counts,
@@ -202,12 +236,14 @@ def ready_status(
         "reason": None,
         "readyWorkerReplicas": counts["desiredWorkerReplicas"],
         "availableWorkerReplicas": counts["desiredWorkerReplicas"],
-        "endpoints": _endpoints(spec),
+        "endpoints": endpoints(service) or None,
         "head": {
-            "podIP": head_ip or _ip("10.244", uid, "pod"),
-            "podName": f"{name}-head-{suffix(uid)}",
-            "serviceIP": _ip("10.96", uid, "service"),
-            "serviceName": f"{name}-head-svc",
+            "podIP": head_ip,
+            "podName": str(
+                ((head or {}).get("metadata") or {}).get("name") or f"{name}-head-{suffix(uid)}"
+            ),
+            "serviceIP": head_ip if cluster_ip == "None" else cluster_ip,
+            "serviceName": head_service_name(obj),
         },
         "conditions": conditions,
         "stateTransitionTimes": {**previous, "ready": previous.get("ready", now)},
@@ -271,19 +307,40 @@ class RayClusterController(SimController):
             self._delete_pods(cluster, obj)
             self.write_status(cluster, obj, self._failed_status(obj))
             return
+        service = ensure_head_service(cluster, obj)  # before the pods, as KubeRay does
         pods = self._sync_pods(cluster, obj)
-        if not failing and since >= self.ready_after:
-            for pod in pods:
+        if failing or since < self.ready_after or self.pods.unscheduled(pods):
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, pods))
+            return
+        head = next((p for p in pods if _node_type(p) == "head"), None)
+        if head is not None:
+            self.pods.start(cluster, obj, head)
+            head = cluster.get("pods", head["metadata"]["name"], head["metadata"]["namespace"])
+        if head is None or not _pod_ready(head):
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, pods))
+            return
+        workers = [p for p in pods if _node_type(p) != "head"]
+        if any(_phase(p) == "Pending" for p in workers):
+            # Workers wait for the head's GCS (KubeRay's init container): the head is
+            # reported ready before they start.
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, [head, *workers]))
+            for pod in workers:
                 self.pods.start(cluster, obj, pod)
-            if self.ca_secret:
-                self._ensure_ca_secret(cluster, obj)
-            head = f"{obj['metadata']['name']}-head-{suffix(uid)}"
-            running = cluster.get("pods", head, obj["metadata"]["namespace"]) or {}
-            head_ip = (running.get("status") or {}).get("podIP")
-            conditions = status.get("conditions") or []
-            self.write_status(cluster, obj, ready_status(obj, conditions, head_ip))
-        elif status.get("state") != "ready":
-            self.write_status(cluster, obj, self._provisioning_status(obj))
+            return
+        current = [
+            cluster.get("pods", p["metadata"]["name"], p["metadata"]["namespace"]) for p in workers
+        ]
+        if not all(p is not None and _pod_ready(p) for p in current):
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, [head, *workers]))
+            return
+        if self.ca_secret:
+            self._ensure_ca_secret(cluster, obj)
+        conditions = status.get("conditions") or []
+        self.write_status(cluster, obj, ready_status(obj, conditions, head, service))
 
     # -- pods -----------------------------------------------------------------------------------
 
@@ -342,16 +399,11 @@ class RayClusterController(SimController):
     def _conditions(self, obj: JSON) -> list[JSON]:
         return list((obj.get("status") or {}).get("conditions") or [])
 
-    def _provisioning_status(self, obj: JSON) -> JSON:
+    def _provisioning_status(self, obj: JSON, pods: list[JSON] | None = None) -> JSON:
         generation = obj["metadata"].get("generation")
-        conditions = set_condition(
-            self._conditions(obj),
-            "HeadPodReady",
-            False,
-            "HeadPodNotFound",
-            "Head Pod not found",
-            generation,
-        )
+        head = next((p for p in pods or [] if _node_type(p) == "head"), None)
+        conditions = _head_pod_ready(self._conditions(obj), head, generation)
+        ready_workers = sum(1 for p in pods or [] if _node_type(p) != "head" and _pod_ready(p))
         conditions = set_condition(
             conditions,
             "RayClusterProvisioned",
@@ -362,8 +414,8 @@ class RayClusterController(SimController):
         )
         return {
             **desired(obj.get("spec") or {}),
-            "readyWorkerReplicas": 0,
-            "availableWorkerReplicas": 0,
+            "readyWorkerReplicas": ready_workers,
+            "availableWorkerReplicas": ready_workers,
             "conditions": conditions,
             "lastUpdateTime": timestamp(),
             "observedGeneration": generation,

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 CLUSTER_LABEL = "ray.io/cluster"
+#: KubeRay's finalizer on RayJobs: it stops the Ray job before the RayJob goes.
+FINALIZER = "ray.io/rayjob-finalizer"
 DEFAULT_FAILURE = "Job entrypoint command failed with exit code 1"
 _RESET = {
     "jobId": None,
@@ -100,6 +102,8 @@ class RayJobController(SimController):
         uid = str(obj["metadata"]["uid"])
         status = obj.get("status") or {}
         state = status.get("jobDeploymentStatus") or "New"
+        if state == "New" and FINALIZER not in (obj["metadata"].get("finalizers") or []):
+            obj = self._set_finalizer(cluster, obj, True)
         if state in ("Complete", "Failed"):
             self._maybe_shut_down(cluster, obj)
             return
@@ -253,6 +257,25 @@ class RayJobController(SimController):
         ended = self._ended_at.setdefault(str(obj["metadata"]["uid"]), self.clock())
         if self.clock() - ended >= float(spec.get("ttlSecondsAfterFinished") or 0):
             self._delete_own_cluster(cluster, obj)
+
+    def _set_finalizer(self, cluster: FakeCluster, obj: JSON, present: bool) -> JSON:
+        """KubeRay's finalizer on a RayJob (added when it is new, removed once it is deleted
+        and its Ray job stopped)."""
+        meta = obj["metadata"]
+        finalizers = [f for f in meta.get("finalizers") or [] if f != FINALIZER]
+        if present:
+            finalizers.append(FINALIZER)
+        patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}}
+        return cluster.patch(self.name(cluster), meta["name"], patch, meta.get("namespace"))
+
+    def finalize(self, cluster: FakeCluster, obj: JSON) -> None:
+        """The RayJob is being deleted: stop its Ray job, then let it go."""
+        self.stop_job(cluster, obj)
+        if FINALIZER in (obj["metadata"].get("finalizers") or []):
+            self._set_finalizer(cluster, obj, False)
+
+    def stop_job(self, cluster: FakeCluster, obj: JSON) -> None:
+        """Stop the job's Ray job (nothing runs in a simulated one)."""
 
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
         """Garbage-collect the job's own cluster, as ownerReferences would on a real cluster."""

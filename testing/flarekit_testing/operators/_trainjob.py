@@ -22,9 +22,11 @@ deleted on suspension and with the job.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flarekit_testing.apiserver import quantity
 from flarekit_testing.operators import _pods as _sim_pods
 from flarekit_testing.operators import _podsets as podsets
 from flarekit_testing.operators._base import (
@@ -51,6 +53,8 @@ REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 INITIALIZERS = ("dataset-initializer", "model-initializer")
 JOBSETS = "jobsets.jobset.x-k8s.io"
+#: The port Trainer's torch policy gives the trainer container (the rendezvous port).
+TRAINER_PORT = 29500
 
 
 class TrainJobController(SimController):
@@ -113,6 +117,9 @@ class TrainJobController(SimController):
             self.pods.start(cluster, obj, pod)
             if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS:
                 self.pods.finish(cluster, pod)
+        if self.pods.unscheduled(pods):  # no node takes them: the job waits, as it would
+            self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active")})
+            return
         if self.pods.local is not None:
             self._end_when_processes_end(cluster, obj, pods, jobs, conditions, generation)
             return
@@ -256,7 +263,8 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
         job_name = f"{name}-{job}-0"
         job_uid = _sim_pods.synthetic_uid(jobset_uid, job_name)
         if job == "node":
-            template = _with_trainer(template, trainer, _torch_env(cluster, obj, count, name))
+            torch_env = _torch_env(cluster, obj, count, name, template)
+            template = _with_trainer(template, trainer, torch_env)
         for index in range(count):
             labels = {
                 JOBSET_LABEL: name,
@@ -283,9 +291,23 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
     return out
 
 
-def _with_trainer(template: JSON, trainer: JSON, extra_env: list[JSON]) -> JSON:
-    """The `node` container as Trainer overrides it: image, command, args and env of
-    `spec.trainer` (its env after the runtime's and the policy's variables)."""
+def _upsert_env(env: list[JSON], more: list[JSON]) -> list[JSON]:
+    """Trainer's ``UpsertEnvVars``: a variable already there is replaced in place, a new one
+    appended."""
+    out = [dict(e) for e in env]
+    for item in more:
+        found = next((i for i, e in enumerate(out) if e.get("name") == item.get("name")), None)
+        if found is None:
+            out.append(dict(item))
+        else:
+            out[found] = dict(item)
+    return out
+
+
+def _with_trainer(template: JSON, trainer: JSON, torch_env: list[JSON]) -> JSON:
+    """The `node` container as Trainer overrides it: image, command and args of
+    `spec.trainer`, its env upserted, then the torch policy's ``PET_*`` variables, and the
+    trainer port (29500) the policy opens for the JobSet's headless Service."""
     spec = dict(template.get("spec") or {})
     containers = []
     for container in spec.get("containers") or []:
@@ -294,29 +316,66 @@ def _with_trainer(template: JSON, trainer: JSON, extra_env: list[JSON]) -> JSON:
             for key in ("image", "command", "args"):
                 if trainer.get(key):
                     container[key] = trainer[key]
-            env = [*(container.get("env") or []), *extra_env, *(trainer.get("env") or [])]
+            env = _upsert_env(container.get("env") or [], trainer.get("env") or [])
+            env = _upsert_env(env, torch_env)
             if env:
                 container["env"] = env
+            if torch_env:
+                ports = [dict(p) for p in container.get("ports") or []]
+                if not any(p.get("containerPort") == TRAINER_PORT for p in ports):
+                    ports.append({"containerPort": TRAINER_PORT})
+                container["ports"] = ports
         containers.append(container)
     spec["containers"] = containers
     return {**template, "spec": spec}
 
 
-def _torch_env(cluster: FakeCluster, obj: JSON, nodes: int, name: str) -> list[JSON]:
-    """The variables Trainer's torch policy gives every node (torchrun reads them)."""
+def _node_resources(trainer: JSON, template: JSON) -> JSON:
+    """The resources of one node: the TrainJob's `resourcesPerNode`, else the runtime's."""
+    if trainer.get("resourcesPerNode"):
+        return dict(trainer["resourcesPerNode"])
+    for container in (template.get("spec") or {}).get("containers") or []:
+        if container.get("name") == "node":
+            return dict(container.get("resources") or {})
+    return {}
+
+
+def _procs_per_node(trainer: JSON, resources: JSON) -> str:
+    """``PET_NPROC_PER_NODE`` as Trainer's torch policy sets it: the TrainJob's
+    `numProcPerNode`; else ``auto`` on GPU nodes, and on CPU nodes the CPUs asked for
+    (requests, else limits; rounded up; at least 1)."""
+    if trainer.get("numProcPerNode") is not None:
+        return str(trainer["numProcPerNode"])
+    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+    for amounts in (requests, limits):
+        if any("gpu" in str(name).lower() and quantity.parse(v) > 0 for name, v in amounts.items()):
+            return "auto"
+    cpu = requests.get("cpu") if requests.get("cpu") not in (None, 0, "0") else limits.get("cpu")
+    cores = math.ceil(quantity.parse(cpu)) if cpu is not None else 0
+    return str(max(1, cores))
+
+
+def _torch_env(
+    cluster: FakeCluster, obj: JSON, nodes: int, name: str, template: JSON
+) -> list[JSON]:
+    """The variables Trainer's torch policy gives the trainer container (torchrun reads
+    them), as Trainer v2.3 sets them."""
     runtime = podsets.runtime_of(cluster, obj) or {}
     policy = (runtime.get("spec") or {}).get("mlPolicy") or {}
     if "torch" not in policy:
         return []
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    procs = trainer.get("numProcPerNode") or (policy.get("torch") or {}).get("numProcPerNode")
+    procs = _procs_per_node(trainer, _node_resources(trainer, template))
     index_ref = f"metadata.annotations['{INDEX_LABEL}']"
     return [
         {"name": "PET_NNODES", "value": str(nodes)},
-        {"name": "PET_NPROC_PER_NODE", "value": str(procs or "auto")},
-        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": index_ref}}},
+        {"name": "PET_NPROC_PER_NODE", "value": procs},
+        {
+            "name": "PET_NODE_RANK",
+            "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": index_ref}},
+        },
         {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
-        {"name": "PET_MASTER_PORT", "value": "29400"},
+        {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
     ]
 
 
