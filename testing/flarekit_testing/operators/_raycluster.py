@@ -1,18 +1,23 @@
 """A simulated KubeRay RayCluster controller: clusters become ready (or fail) on a schedule.
 
-The status follows what KubeRay writes for a cluster whose pods are all running: `state:
-ready`, worker replica counts, the desired CPU/memory/GPU/TPU summed over head and workers,
-head pod and service addresses, the head service's named ports as `endpoints`, and the
-`HeadPodReady` / `RayClusterProvisioned` conditions where the served CRD has conditions.
-While pods are "starting" the conditions say so and `state` is unset. `spec.suspend: true`
-gives KubeRay's suspended status (`state: suspended`, `RayClusterSuspended`), and resuming
-restarts the schedule. Failure uses the deprecated-but-still-written `state: failed` with a
-`reason`, plus a `ReplicaFailure` condition as current KubeRay reports pod creation errors.
+The status follows what KubeRay writes: `state: ready` once every pod runs and is ready,
+worker replica counts, the desired CPU/memory/GPU/TPU summed over head and workers, the head
+pod's name and IP, the head Service (made first, see `_ray_head_service`) and its ports as
+`endpoints`, and the `HeadPodReady` / `RayClusterProvisioned` conditions where the served CRD
+has conditions. The head starts first and is reported ready before the workers start (they
+wait for its GCS, as KubeRay's init container makes them), so `HeadPodReady` comes before
+`state: ready`. `spec.suspend: true` gives KubeRay's suspended status (`state: suspended`,
+`RayClusterSuspended`), and resuming restarts the schedule. Failure uses the
+deprecated-but-still-written `state: failed` with a `reason`, plus a `ReplicaFailure`
+condition as current KubeRay reports pod creation errors.
 
-The head and worker pods exist while the cluster does (Pending while it provisions, Running
-once ready, gone when it is suspended, failed or deleted), labelled as KubeRay labels them
-(`ray.io/cluster`, `ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...), and print
-what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`.
+The head and worker pods exist while the cluster does (Pending while it provisions, gone when
+it is suspended, failed or deleted), labelled as KubeRay labels them (`ray.io/cluster`,
+`ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...). Simulated, they print one line
+saying that no Ray runs in them (or the test's `logs=lambda cluster, pod: [...]`). With
+`local=` they are real Ray nodes on this machine (`flarekit_testing.local`): the cluster is
+ready when Ray says its nodes are, and its dashboard is exposed on 127.0.0.1 by an Ingress
+whose status gives the address.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from flarekit_testing.operators._ray_head_service import (
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
+    from flarekit_testing.local import LocalKubelet
 
 JSON = dict[str, Any]
 
@@ -134,15 +140,10 @@ def ray_pods(obj: Mapping[str, Any]) -> list[JSON]:
 
 
 def default_logs(cluster: JSON, pod: JSON) -> list[str]:
-    """Roughly what `ray start` prints on a head or worker node."""
-    ip = (pod.get("status") or {}).get("podIP", "")
-    head = (pod["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"
-    lines = ["Usage stats collection is disabled.", f"Local node IP: {ip}", "", "-" * 20]
-    lines.append("Ray runtime started.")
-    lines.append("-" * 20)
-    if head:
-        lines.append("View the Ray dashboard at http://0.0.0.0:8265")
-    return lines
+    """What a simulated Ray pod prints: that no Ray runs in it."""
+    kind = (pod["metadata"].get("labels") or {}).get("ray.io/node-type", "ray")
+    name = cluster["metadata"]["name"]
+    return [f"RayCluster {name} {kind} pod: KubeRay's pod is simulated; no Ray process runs in it"]
 
 
 def desired(spec: Mapping[str, Any]) -> JSON:
@@ -275,10 +276,11 @@ class RayClusterController(SimController):
         logs: _sim_pods.LogSource | None = None,
         clock: Clock | None = None,
         ca_secret: bool = False,
+        local: bool | LocalKubelet = False,
     ) -> None:
         super().__init__(clock)
         self.ca_secret = ca_secret
-        self.pods = _sim_pods.PodRunner(logs, default_logs)
+        self.pods = _sim_pods.PodRunner(logs, default_logs, _sim_pods.kubelet_for(local))
         check_delay("ready_after", ready_after)
         check_delay("fail_after", fail_after)
         self.ready_after = ready_after
@@ -339,6 +341,10 @@ class RayClusterController(SimController):
             return
         if self.ca_secret:
             self._ensure_ca_secret(cluster, obj)
+        if self.pods.local is not None and not self.pods.simulated_here(
+            head["metadata"]["namespace"], head["metadata"]["name"]
+        ):
+            self.pods.local.ray.expose(cluster, obj)
         conditions = status.get("conditions") or []
         self.write_status(cluster, obj, ready_status(obj, conditions, head, service))
 
@@ -392,6 +398,9 @@ class RayClusterController(SimController):
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
         """Remove the cluster's pods, as garbage collection of owned objects would."""
         self._delete_pods(cluster, obj)
+        if self.pods.local is not None:
+            meta = obj["metadata"]
+            self.pods.local.forget_cluster(str(meta["namespace"]), str(meta["name"]))
 
     def after_tick(self, cluster: FakeCluster) -> None:
         self.pods.tick(cluster)

@@ -44,6 +44,7 @@ from flarekit_testing.operators._outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
+    from flarekit_testing.local import LocalKubelet
 
 JSON = dict[str, Any]
 
@@ -61,6 +62,9 @@ class TrainJobController(SimController):
     """Runs TrainJobs for `run_for` seconds after creation (or resumption), then ends them.
 
     `fail=True` (or `fail_when(obj)` returning True) ends them Failed with `failure_message`.
+    With `local` (True, or a `LocalKubelet` shared with other controllers) the pods run as
+    local processes instead, and the job ends as they do: Complete when every trainer pod
+    succeeded, Failed (the others stopped) when one failed.
     """
 
     resource = "trainjobs.trainer.kubeflow.org"
@@ -73,16 +77,11 @@ class TrainJobController(SimController):
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
         logs: _sim_pods.LogSource | None = None,
-        local: bool = False,
+        local: bool | LocalKubelet = False,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
-        kubelet = None
-        if local:
-            from flarekit_testing.local import LocalKubelet
-
-            kubelet = LocalKubelet()
-        self.pods = _sim_pods.PodRunner(logs, default_logs, kubelet)
+        self.pods = _sim_pods.PodRunner(logs, default_logs, _sim_pods.kubelet_for(local))
         check_delay("run_for", run_for)
         self.run_for = run_for
         self.fail = fail
@@ -115,8 +114,8 @@ class TrainJobController(SimController):
         pods = self.pods.ensure(cluster, jobset_pods(cluster, obj))
         for pod in pods:
             self.pods.start(cluster, obj, pod)
-            if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS:
-                self.pods.finish(cluster, pod)
+            if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS and self.pods.local is None:
+                self.pods.finish(cluster, pod)  # simulated: nothing to initialize
         if self.pods.unscheduled(pods):  # no node takes them: the job waits, as it would
             self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active")})
             return
