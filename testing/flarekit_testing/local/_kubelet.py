@@ -55,6 +55,8 @@ __all__ = ["LocalKubelet", "LocalRunError"]
 JSON = dict[str, Any]
 PodKey = tuple[str, str]
 RAY_NODE_TYPE = "ray.io/node-type"
+#: Starts the lines the kubelet itself writes into a pod's log (the rest is the program's).
+KUBELET_MARK = "[flarekit local kubelet]"
 
 
 @dataclass
@@ -165,7 +167,7 @@ class LocalKubelet:
                         raise LocalRunError(f"torchrun cannot run: {missing}")
             env = self.tools.environment(env)
         except LocalRunError as exc:
-            cluster.append_log(*key, f"local execution: {exc}\n", name)
+            cluster.append_log(*key, f"{KUBELET_MARK} cannot run this pod: {exc}\n", name)
             cluster.finish_pod(*key, "Failed", 128)
             return
         limits = limits_for(key[1], *_limits_of(container))

@@ -130,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         child = subprocess.Popen(command)  # the pod's own program, run on purpose
     except OSError as exc:
-        print(f"local execution: cannot start {command[0]!r}: {exc}", file=sys.stderr, flush=True)
+        print(
+            f"[flarekit local kubelet] cannot start {command[0]!r}: {exc}",
+            file=sys.stderr,
+            flush=True,
+        )
         return 127
     code: int | None = None
     while code is None:

@@ -213,10 +213,6 @@ class PodRunner:
             return
         self._pending[key] = [str(line) for line in self._source(owner, running)]
 
-    def write(self, cluster: FakeCluster, namespace: str, name: str, lines: Iterable[str]) -> None:
-        """Queue more lines for a running pod (after those already queued)."""
-        self._pending.setdefault((namespace, name), []).extend(str(x) for x in lines)
-
     def tick(self, cluster: FakeCluster) -> None:
         """Write the next line of every running pod that has lines left; end the simulated
         pods of local execution whose asked-for run is over."""
@@ -233,7 +229,7 @@ class PodRunner:
             del self._simulated_here[(namespace, name)]
             if pod is not None:
                 phase = "Succeeded" if code == 0 else "Failed"
-                done = mark(f"ends {phase} (exit code {code}), as its container asked")
+                done = f"ends {phase} (exit code {code}), as its container asked"
                 self.finish(cluster, pod, phase, [done], code)
 
     def finish(
@@ -255,7 +251,7 @@ class PodRunner:
             with contextlib.suppress(ValueError):
                 cluster.finish_pod(*key, "Failed", 137)
             return
-        rest = [*self._pending.pop(key, []), *lines]
+        rest = [*self._pending.pop(key, []), *(mark(line) for line in lines)]
         try:
             self._emit(cluster, *key, rest)
             cluster.finish_pod(meta["namespace"], meta["name"], phase, exit_code)

@@ -325,7 +325,10 @@ def default_logs(job: JSON, pod: JSON) -> list[str]:
     labels = pod["metadata"].get("labels") or {}
     role, index = labels.get(REPLICA_TYPE, ""), labels.get(REPLICA_INDEX, "0")
     name = job["metadata"]["name"]
-    return [f"PyTorchJob {name} {role} {index}: started", f"PyTorchJob {name} {role} {index}: done"]
+    return [
+        f"PyTorchJob {name} {role} {index}: started; its command does not run here",
+        f"PyTorchJob {name} {role} {index}: done; nothing ran",
+    ]
 
 
 def _labels(pod: JSON) -> dict[str, str]:

@@ -295,10 +295,7 @@ class RayJobController(SimController):
         now = timestamp()
         status = obj.get("status") or {}
         self._ended_at[str(obj["metadata"]["uid"])] = self.clock()
-        footer = [
-            _sim_pods.mark(line)
-            for line in ending_note(obj, self.failure_message if failed else None)
-        ]
+        footer = ending_note(obj, self.failure_message if failed else None)
         for pod in self.pods.ensure(cluster, submitter_pods(obj)):
             self.pods.finish(cluster, pod, "Failed" if failed else "Succeeded", footer)
         self.write_status(

@@ -391,13 +391,17 @@ def _labels(pod: JSON) -> dict[str, str]:
 
 
 def default_logs(job: JSON, pod: JSON) -> list[str]:
-    """A few lines naming the job and node, so tests can tell pods' logs apart."""
+    """A few lines naming the job and node, so tests can tell pods' logs apart (marked as
+    simulated when written)."""
     labels = _labels(pod)
     step, index = labels.get(REPLICATED_JOB_LABEL, ""), labels.get(INDEX_LABEL, "0")
     name = job["metadata"]["name"]
     if step in INITIALIZERS:
-        return [f"{step} of TrainJob {name}: done"]
-    return [f"TrainJob {name} {step} {index}: started", f"TrainJob {name} {step} {index}: done"]
+        return [f"{step} of TrainJob {name}: done; nothing ran"]
+    return [
+        f"TrainJob {name} {step} {index}: started; its command does not run here",
+        f"TrainJob {name} {step} {index}: done; nothing ran",
+    ]
 
 
 def _true(obj: JSON, type_: str) -> bool:
