@@ -120,7 +120,7 @@ class LocalKubelet:
         if gpu is not None:
             return f"it asks for a GPU ({gpu}), which local pods do not have"
         if (pod["metadata"].get("labels") or {}).get(RAY_NODE_TYPE):
-            return None  # KubeRay's pods run `ray start`, whatever their image
+            return self.tools.ray_missing()  # KubeRay's pods run `ray start`, whatever image
         container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
         if not container.get("command"):
             return (
@@ -148,9 +148,6 @@ class LocalKubelet:
             workdir = setup.mount_volumes()
             raycluster = self._raycluster(cluster, pod)
             if raycluster is not None:
-                missing = self.tools.ray_missing()
-                if missing:
-                    raise LocalRunError(missing)
                 env = setup.environment(self.ray.node_env(raycluster))
                 argv = setup.argv(env, self.ray.node_argv(raycluster, pod))
                 cluster_name = str(raycluster["metadata"]["name"])
@@ -322,6 +319,13 @@ class LocalKubelet:
             running.limits.remove()
         if self._root is None and self._made_root is not None:
             shutil.rmtree(self._made_root / namespace / name, ignore_errors=True)
+
+    def reap(self, cluster: FakeCluster) -> None:
+        """End the processes of pods that are gone (deleted by whoever: their operator, the
+        garbage collector, a user), as a kubelet does when it sees the deletion."""
+        for namespace, name in list(self.pids()):
+            if cluster.get("pods", name, namespace) is None:
+                self.kill(namespace, name)
 
     def forget_cluster(self, namespace: str, name: str) -> None:
         """A RayCluster is gone: its local folder goes too."""

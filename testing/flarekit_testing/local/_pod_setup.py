@@ -201,7 +201,9 @@ class PodSetup:
     def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         meta = self.pod["metadata"]
         host, _, port = self.cluster.url.partition("://")[2].partition(":")
-        env = dict(os.environ)
+        # This machine's environment (PATH, HOME, ...) but not its terminal: a container
+        # has none, and programs would colour their logs for it.
+        env = {k: v for k, v in os.environ.items() if k not in ("TERM", "COLORTERM")}
         env.update(
             HOSTNAME=str(meta["name"]),
             KUBERNETES_SERVICE_HOST=host,

@@ -136,8 +136,12 @@ class LocalRay:
         self._lock = threading.Lock()
 
     def ports(self, namespace: str, cluster: str) -> RayClusterPorts:
+        """The cluster's ports and folder, chosen when first asked for."""
         with self._lock:
-            return self._clusters.setdefault((namespace, cluster), RayClusterPorts())
+            found = self._clusters.get((namespace, cluster))
+            if found is None:
+                found = self._clusters[(namespace, cluster)] = RayClusterPorts()
+            return found
 
     def known(self, namespace: str, cluster: str) -> RayClusterPorts | None:
         with self._lock:

@@ -69,8 +69,8 @@ class Tools:
         if importlib.util.find_spec("ray") is not None:
             return None
         return (
-            "Ray is not installed in this Python environment: pip install "
-            "'flarekit-testing[local]' (it brings ray[default])"
+            "Ray is not installed in this Python environment, so no Ray runs here: pip "
+            "install 'flarekit-testing[local]' (it brings ray[default])"
         )
 
     def make(self) -> None:

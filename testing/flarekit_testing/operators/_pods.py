@@ -215,7 +215,10 @@ class PodRunner:
 
     def tick(self, cluster: FakeCluster) -> None:
         """Write the next line of every running pod that has lines left; end the simulated
-        pods of local execution whose asked-for run is over."""
+        pods of local execution whose asked-for run is over; end the processes of local pods
+        that were deleted."""
+        if self.local is not None:
+            self.local.reap(cluster)
         for (namespace, name), lines in list(self._pending.items()):
             if lines:
                 self._emit(cluster, namespace, name, [lines.pop(0)])
