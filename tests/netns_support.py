@@ -9,7 +9,8 @@ inner test's outcome from its JUnit report. Without ``unshare`` or the right to 
 namespaces the calling test is skipped with the reason, except in CI (``CI=true``), where it
 fails.
 
-``python netns_support.py JUNIT [PYTEST ARGS...]`` is the inner side.
+``python netns_support.py JUNIT [PYTEST ARGS...]`` (or ``--command ARGV...``) is the inner
+side; `run_in_namespaces` runs any command there.
 """
 
 from __future__ import annotations
@@ -93,6 +94,19 @@ def run_inner_tests(
     return run, outcomes
 
 
+def run_in_namespaces(
+    argv: list[str], env: Mapping[str, str] | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """Run a command in namespaces of its own (see the module notes)."""
+    return subprocess.run(
+        [*UNSHARE, sys.executable, str(Path(__file__)), "--command", *argv],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def _inner(junit: str, args: list[str]) -> int:
     """Be the namespace's init: run pytest in a child, reap every orphan until it ends."""
     bring_loopback_up()
@@ -104,8 +118,11 @@ def _inner(junit: str, args: list[str]) -> int:
     if child == 0:
         code = 1
         try:
-            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                       f"--junitxml={junit}", *args]  # fmt: skip
+            if junit == "--command":
+                command = args
+            else:
+                command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"--junitxml={junit}", *args]  # fmt: skip
             code = subprocess.run(command, check=False).returncode
         finally:
             sys.stdout.flush()
