@@ -69,10 +69,11 @@ shells:
 	    echo "zsh or fish is missing: 'sudo make shells' installs them for the completion tests" >&2; \
 	  fi; }
 
-## torch-venv: PyTorch (pinned in tests/flarekit/ray/torch_venv.py) for the DDP jobs of the
-## Ray head test, in a virtualenv in the user's cache shared by every checkout with the same pins
-torch-venv:
-	$(PYTHON) tests/flarekit/ray/torch_venv.py
+## torch-venv: PyTorch (pinned in testing/flarekit_testing/local/_torch.py) for the practice
+## cluster's local pods and the DDP jobs of the Ray head test, in a virtualenv in the user's
+## cache shared by every checkout with the same pins (what `flarekit dev setup` makes)
+torch-venv: setup
+	$(PY) tests/flarekit/ray/torch_venv.py
 
 ## test: the whole suite, as CI runs it
 test: generate control-plane browser shells torch-venv
@@ -122,7 +123,8 @@ FUZZ_SERVER ?= 0
 fuzz: generate
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES) --server $(FUZZ_SERVER)
 
-## run: the main job (see README), on the practice cluster (FakeCluster)
+## run: the main job (see README), on the practice cluster (FakeCluster whose pods run here;
+## the first run installs PyTorch into the user's cache, with the installer's progress)
 run: generate
 	$(PY) -m flarekit.walkthrough
 

@@ -171,7 +171,7 @@ def test_stopping_a_running_trainjob_ends_its_processes(dev: tuple[Client, int])
 
 
 RAY_ENTRYPOINT = (
-    "python -c \"import ray; ray.init(); square = ray.remote(lambda x: x * x); "
+    'python -c "import ray; ray.init(); square = ray.remote(lambda x: x * x); '
     "print('squared', ray.get(square.remote({value}))); "
     "print('resources', ray.cluster_resources())\""
 )
