@@ -335,9 +335,7 @@ class Walkthrough:
             labels=dict(CREATED_BY),
             client=self.client,
         )
-        self._remember(
-            f"RayJob {plan.ray_job_name}", lambda: self._delete_job(job, RayJobModel)
-        )
+        self._remember(f"RayJob {plan.ray_job_name}", lambda: self._delete_job(job, RayJobModel))
         job.submit()
         status = job.wait(timeout=plan.job_timeout, poll=plan.poll)
         say.show(status)

@@ -51,7 +51,7 @@ def train_line(epochs: int = 3, steps: int = 20, seed: int = 0) -> None:
 
 #: The Ray job's entrypoint: squares in Ray tasks, and what the cluster offers.
 RAY_ENTRYPOINT = (
-    "python -c \"import ray; ray.init(); square = ray.remote(lambda x: x * x); "
+    'python -c "import ray; ray.init(); square = ray.remote(lambda x: x * x); '
     "print('sum of the squares of 0..99, computed in Ray tasks:', "
     "sum(ray.get([square.remote(i) for i in range(100)]))); "
     "print('cluster resources:', ray.cluster_resources())\""

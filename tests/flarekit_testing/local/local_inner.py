@@ -135,9 +135,9 @@ def test_a_two_node_trainjob_all_reduces_for_real(dev: tuple[Client, int]) -> No
     ).submit()  # fmt: skip
     assert job.wait(**WAIT).state is JobState.SUCCEEDED, job.logs()
     expected = 3 * value
-    assert f"rank 0 of 2 (pod reduce-node-0-0-" in job.logs()
+    assert "rank 0 of 2 (pod reduce-node-0-0-" in job.logs()
     assert f"all_reduce = {expected}" in job.logs()
-    assert f"rank 1 of 2 (pod reduce-node-0-1-" in job.logs(node=1)
+    assert "rank 1 of 2 (pod reduce-node-0-1-" in job.logs(node=1)
     assert f"all_reduce = {expected}" in job.logs(node=1)
     job.delete(wait=True, timeout=120)
 

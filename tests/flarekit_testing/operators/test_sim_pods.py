@@ -163,7 +163,9 @@ def test_trainjob_default_logs_and_suspension(failing: bool) -> None:
                 lambda: {phase(p) for p in fc.objects("pods", "default")} == {"Failed"}, "failure"
             )
             name = fc.objects("pods", "default")[0]["metadata"]["name"]
-            assert fc.read_log("default", name).startswith("[simulated] TrainJob tj node 0: started")
+            assert fc.read_log("default", name).startswith(
+                "[simulated] TrainJob tj node 0: started"
+            )
         else:
             wait_until(lambda: len(fc.objects("pods", "default")) == 2, "two nodes")
             # a pod nobody owns is not garbage-collected, whatever its labels
