@@ -37,7 +37,8 @@ under torchrun, RayClusters as real local Ray nodes)::
 
     from flarekit_testing import FakeCluster, simulated_operators
 
-    with FakeCluster(controllers=simulated_operators(local=True)) as fc:
+    with FakeCluster(controllers=simulated_operators(local=True),
+                     node_labels=practice_node_labels()) as fc:
         ...
 """
 
@@ -73,6 +74,7 @@ from flarekit_testing.operators import (
     RayJobController,
     SimController,
     TrainJobController,
+    practice_node_labels,
     simulated_operators,
 )
 
@@ -101,6 +103,7 @@ __all__ = [
     "Rule",
     "SimController",
     "TrainJobController",
+    "practice_node_labels",
     "rule",
     "simulated_operators",
 ]

@@ -44,9 +44,13 @@ def start_practice_cluster(local: bool = True) -> FakeCluster:
     Raises `RuntimeError` with the install command when the ``testing`` extra is missing.
     """
     _testing()
-    from flarekit_testing import FakeCluster, simulated_operators
+    from flarekit_testing import FakeCluster, practice_node_labels, simulated_operators
 
-    cluster = FakeCluster(tick_interval=0.05, controllers=simulated_operators(local=local))
+    cluster = FakeCluster(
+        tick_interval=0.05,
+        controllers=simulated_operators(local=local),
+        node_labels=practice_node_labels(),  # its nodes are this machine
+    )
     return cluster.start()
 
 

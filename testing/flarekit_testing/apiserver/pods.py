@@ -297,11 +297,15 @@ NODES = ("node-0", "node-1")
 
 
 def node_labels(node: str) -> dict[str, str]:
-    """The labels of a simulated node: the well-known ones every kubelet sets."""
+    """The well-known labels a kubelet sets on its node, for a node on this machine."""
+    import platform
+
+    machine = platform.machine().lower()
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
     return {
         "kubernetes.io/hostname": node,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": platform.system().lower(),
+        "kubernetes.io/arch": arch,
     }
 
 
@@ -354,16 +358,12 @@ def node_selector_matches(
     return any(all(_requirement_matches(e, labels) for e in t) for t in terms)
 
 
-def unschedulable_message(pod: Mapping[str, Any]) -> str | None:
-    """kube-scheduler's message when no simulated node satisfies the pod's node selector or
-    required node affinity (None when one does)."""
-    spec = pod.get("spec") or {}
-    if any(node_selector_matches(spec, node_labels(n)) for n in NODES):
-        return None
-    count = len(NODES)
+def unschedulable_message(nodes: int) -> str:
+    """kube-scheduler's message when none of `nodes` nodes satisfies a pod's node selector or
+    required node affinity."""
     return (
-        f"0/{count} nodes are available: {count} node(s) didn't match Pod's node "
-        f"affinity/selector. preemption: 0/{count} nodes are available: {count} Preemption "
+        f"0/{nodes} nodes are available: {nodes} node(s) didn't match Pod's node "
+        f"affinity/selector. preemption: 0/{nodes} nodes are available: {nodes} Preemption "
         "is not helpful for scheduling."
     )
 

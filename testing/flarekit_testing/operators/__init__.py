@@ -15,7 +15,7 @@ from flarekit_testing.operators._kueue import KueueController
 from flarekit_testing.operators._outcome import DURATION_ENV, EXIT_CODE_ENV
 from flarekit_testing.operators._outcome import duration as simulated_duration
 from flarekit_testing.operators._outcome import exit_code as simulated_exit_code
-from flarekit_testing.operators._practice import simulated_operators
+from flarekit_testing.operators._practice import practice_node_labels, simulated_operators
 from flarekit_testing.operators._pytorchjob import PyTorchJobController
 from flarekit_testing.operators._raycluster import RayClusterController
 from flarekit_testing.operators._rayjob import RayJobController
@@ -32,6 +32,7 @@ __all__ = [
     "RayJobController",
     "SimController",
     "TrainJobController",
+    "practice_node_labels",
     "simulated_duration",
     "simulated_exit_code",
     "simulated_operators",

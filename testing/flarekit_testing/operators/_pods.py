@@ -170,24 +170,28 @@ class PodRunner:
             if found is None:
                 self._created.add((meta["namespace"], meta["name"]))
                 try:
-                    found = cluster.create(pod)
+                    cluster.create(pod)
                 except ApiError as exc:
                     if exc.code != 409:
                         raise
-                    found = cluster.get("pods", meta["name"], meta["namespace"])
+                # as stored now: the scheduler has bound it, or left it Pending
+                found = cluster.get("pods", meta["name"], meta["namespace"])
             if found is not None:
                 out.append(found)
         return out
 
     @staticmethod
     def unscheduled(pods: Iterable[JSON]) -> list[JSON]:
-        """The pods no simulated node can take (their node selector or affinity matches none):
-        they stay Pending, as the scheduler leaves them, and their job does not progress."""
+        """The pods the scheduler left Pending (no node matches their node selector): they
+        do not start, and their job does not progress."""
         return [
             p
             for p in pods
             if not (p.get("spec") or {}).get("nodeName")
-            and _pods.unschedulable_message(p) is not None
+            and any(
+                c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+                for c in (p.get("status") or {}).get("conditions") or []
+            )
         ]
 
     def start(self, cluster: FakeCluster, owner: JSON, pod: JSON) -> None:

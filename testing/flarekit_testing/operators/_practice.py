@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flarekit_testing.apiserver import pods
 from flarekit_testing.operators._appwrapper import AppWrapperController
 from flarekit_testing.operators._base import SimController
 from flarekit_testing.operators._kueue import KueueController
@@ -24,7 +25,14 @@ from flarekit_testing.operators._trainjob import TrainJobController
 if TYPE_CHECKING:
     from flarekit_testing.local import LocalKubelet
 
-__all__ = ["simulated_operators"]
+__all__ = ["practice_node_labels", "simulated_operators"]
+
+
+def practice_node_labels() -> dict[str, dict[str, str]]:
+    """The practice cluster's nodes, which are this machine: the well-known labels a kubelet
+    sets (`FakeCluster(node_labels=...)`), so that a pod asking for any other node stays
+    Pending, as it would on a cluster without such a node."""
+    return {node: pods.node_labels(node) for node in pods.NODES}
 
 
 def simulated_operators(local: bool | LocalKubelet = False) -> list[SimController]:

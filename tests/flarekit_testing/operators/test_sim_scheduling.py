@@ -1,17 +1,18 @@
-"""A pod no simulated node can take stays Pending, as the scheduler leaves it, and its job
-does not succeed: the README's TrainJob with ``node_selector={"gpu": "a100"}`` once
-"Succeeded" on the practice cluster, where no node is labelled so."""
+"""On a FakeCluster whose nodes' labels are given (the practice cluster's are this machine's),
+a pod no node can take stays Pending, as the scheduler leaves it, and its job does not
+succeed: the README's TrainJob with ``node_selector={"gpu": "a100"}`` once "Succeeded" on
+the practice cluster, where no node is labelled so. Without labels, any pod fits."""
 
 from __future__ import annotations
 
 from sim_support import TICK, cond, no_errors, train_job
 
-from flarekit_testing import FakeCluster, TrainJobController
+from flarekit_testing import FakeCluster, TrainJobController, practice_node_labels
 from wait_support import wait_until
 
 
 def test_a_pod_no_node_takes_stays_pending_as_the_scheduler_leaves_it() -> None:
-    with FakeCluster() as fc:
+    with FakeCluster(node_labels=practice_node_labels()) as fc:
         body = {
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "gpu-only", "namespace": "default"},
@@ -30,11 +31,18 @@ def test_a_pod_no_node_takes_stays_pending_as_the_scheduler_leaves_it() -> None:
         body["spec"]["nodeSelector"] = {"kubernetes.io/os": "linux"}
         fc.create(body)
         assert (fc.get("pods", "anywhere") or {})["spec"]["nodeName"] in ("node-0", "node-1")
+    with FakeCluster() as fc:  # nodes of unknown labels take any pod
+        body["metadata"]["name"] = "gpu-only"
+        body["spec"]["nodeSelector"] = {"gpu": "a100"}
+        fc.create(body)
+        assert (fc.get("pods", "gpu-only") or {})["spec"]["nodeName"] in ("node-0", "node-1")
 
 
 def test_a_trainjob_whose_pods_no_node_takes_never_completes() -> None:
     trainer = TrainJobController(run_for=0.05)
-    with FakeCluster(releases={"trainer": "v2.3.0"}, tick_interval=TICK) as fc:
+    with FakeCluster(
+        releases={"trainer": "v2.3.0"}, tick_interval=TICK, node_labels=practice_node_labels()
+    ) as fc:
         fc.add_controller(trainer)
         runtime = {
             "apiVersion": "trainer.kubeflow.org/v1alpha1",
