@@ -219,6 +219,7 @@ def test_a_ray_cluster_runs_ray_jobs_and_goes_without_a_trace(
 
     details = str(cluster.details())
     assert dashboard in details
+    assert re.search(r"ray reports +CPU \d+/2, ", details), details  # what Ray says it has
 
     cluster.down(wait=True, timeout=300, poll=0.5)
     wait_gone(ray, "the Ray cluster's processes after cluster.down()")
