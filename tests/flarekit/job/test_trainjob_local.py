@@ -183,7 +183,11 @@ def test_a_pod_without_a_command_stays_simulated_and_says_why(
     fc, controller = local
     job = TrainJob("entry", runtime="plain", image="python:3.12", client=client_for(fc)).submit()
     pod = wait_until(lambda: job.pods(), "the job's pod", poll=0.05)[0].name
-    logs = wait_until(lambda: job.logs(), "the pod's note", poll=0.05)
+    logs = wait_until(
+        lambda: "it does not end by itself" in job.logs() and job.logs(),
+        "the pod's note",
+        poll=0.05,
+    )
     assert logs.startswith("[simulated] this pod is simulated, nothing runs in it: container")
     assert "'node' has no command" in logs and "image 'python:3.12'" in logs
     assert "it does not end by itself" in logs
