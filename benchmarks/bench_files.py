@@ -1,11 +1,14 @@
 """Hostile and large ``-f`` files: time and peak memory of ``flarekit cluster render`` on them.
 
-Each file is given to ``flarekit cluster render -f FILE`` in a fresh process (no cluster
-needed), which reads it with the bounds of ``flarekit.client._input_files``. Reported per
-file: the exit code, wall time and peak resident memory of that process, as ratios to the same command on a small
-valid file measured in the same run (the interpreter's start and imports are most of it), and
-the time of reading alone. The limits for the hostile files (the alias bomb and the
-10,000-level files) are 2 s and 200 MB for the whole command.
+Each file is given to ``flarekit cluster render -f FILE --out-dir DIR`` in a fresh process (no
+cluster needed), which reads it with the bounds of ``flarekit.client._input_files``. Reported
+per file: the exit code (0 rendered, 3 refused by a check, 2 refused as a file), wall time and
+peak resident memory of that process, as ratios to the same command on a small valid file
+measured in the same run (the interpreter's start and imports are most of it), and the time
+of reading alone. The limits for the hostile files (the alias bomb and the 10,000-level files)
+are 2 s and 200 MB for the whole command; the 50 MB parameter files are accepted or refused
+in seconds (`flarekit._sizes` checks what the API server would refuse before any YAML is
+written, and YAML is written by libyaml).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pathlib import Path
 
 LIMIT_SECONDS = 2.0
 LIMIT_MB = 200.0
+#: What "in seconds" means for a 50 MB parameter file.
+LARGE_SECONDS = 10.0
 
 
 def _alias_bomb() -> bytes:
@@ -56,7 +61,27 @@ def files() -> dict[str, bytes]:
         "Latin-1 file": "name: d\xe9mo\n".encode("latin-1"),
         "50 MB YAML": _big_yaml(50_000_000),
         "50 MB JSON": _big_json(50_000_000),
+        "50 MB environment (JSON, refused: too large to store)": _environment(50_000_000),
+        "50 MB annotation (JSON, refused: over 256 KiB)": (
+            '{"name":"big","annotations":{"note":"' + "x" * 50_000_000 + '"}}'
+        ).encode(),
+        "50 MB YAML of a 1.2 MB RayCluster (rendered)": _commented(50_000_000, 5000),
     }
+
+
+def _environment(size: int) -> bytes:
+    count = size // 420
+    body = ",".join(f'"VARIABLE_{i}":"{"v" * 400}"' for i in range(count))
+    return ('{"name":"big","envs":{' + body + "}}").encode()
+
+
+def _commented(size: int, variables: int) -> bytes:
+    """A parameter file of `size` bytes, mostly comments, whose environment renders to an
+    object the API server stores."""
+    env = "".join(f"  V{i}: {'v' * 100}\n" for i in range(variables))
+    comment = "# " + "c" * 97 + "\n"
+    padding = comment * max(0, (size - len(env)) // len(comment))
+    return f"name: big\n{padding}envs:\n{env}".encode()
 
 
 #: Started from a small process: a child's peak memory counts what it had before exec, and the
@@ -98,7 +123,7 @@ def _measure(command: list[str]) -> tuple[list[str], int, float, float]:
 def _run(path: Path, out: Path) -> tuple[int, float, float]:
     """Exit code, wall seconds and peak RSS (MB) of `flarekit cluster render -f path`."""
     command = [sys.executable, "-m", "flarekit.cli", "cluster", "render", "-f", str(path)]
-    _, code, seconds, mb = _measure([*command, "-o", str(out)])
+    _, code, seconds, mb = _measure([*command, "--out-dir", str(out)])
     return code, seconds, mb
 
 
@@ -128,6 +153,8 @@ def main() -> list[dict[str, str]]:
             if "bomb" in name or "10,000" in name:
                 within = seconds < LIMIT_SECONDS and mb < LIMIT_MB
                 note = "within 2 s / 200 MB" if within else "OVER 2 s / 200 MB"
+            elif name.startswith("50 MB"):
+                note = "in seconds" if seconds < LARGE_SECONDS else f"OVER {LARGE_SECONDS:g} s"
             rows.append(
                 {
                     "file": name,

@@ -1,9 +1,16 @@
 """Listing 100 to 10,000 RayClusters: typed models through flarekit vs dicts through CustomObjectsApi.
 
-Both clients talk to the same FakeCluster over HTTPS, with the same kubeconfig; the objects
-are seeded straight into its store. Each measurement is the median of several runs after a
-warm-up (the warm-up pays for building the RayCluster validator once). The decode-only rows
-take the HTTP server out: the same response bytes, validated into models vs `json.loads`.
+The server (FakeCluster, ``benchmarks.list_server``) runs in a process of its own, as a real
+API server does, so each client pays only its own work and its heap holds only what it made.
+Both clients use the same kubeconfig. Anchors measured in the same run: ``CustomObjectsApi``
+for whole lists; for decoding alone, the same response bytes read by ``json.loads`` (plain
+dicts) and by datamodel-code-generator's pydantic models of the same CRD
+(``benchmarks.dmcg_models``); for memory, the dicts. Every timed call is followed by the
+collection of the young generation it leaves (inside the timing): a decoder that pauses the
+garbage collector cannot leave its cost to the caller's next allocation. Whole lists: median
+wall time of several runs (two processes work); decoding alone: the least CPU time of this
+process over several runs (the run least disturbed by the machine's other work). Each after a
+warm-up (which builds each validator once), the cases interleaved.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ from __future__ import annotations
 import gc
 import json
 import statistics
+import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -18,70 +27,33 @@ from functools import partial
 from typing import Any
 
 COUNTS = (100, 1_000, 10_000)
-RUNS = 5
+RUNS = 7
+RUNS_LARGE = 3
+
+Row = dict[str, str]
 
 
-def _raycluster(name: str, namespace: str) -> dict[str, Any]:
-    """A RayCluster the size of a typical one: a head and one worker group."""
-
-    def pod(name: str, cpu: str) -> dict[str, Any]:
-        return {
-            "metadata": {"labels": {"app": "bench"}},
-            "spec": {
-                "containers": [
-                    {
-                        "name": name,
-                        "image": "rayproject/ray:2.40.0",
-                        "ports": [{"containerPort": 6379, "name": "gcs"}],
-                        "resources": {
-                            "limits": {"cpu": cpu, "memory": "8Gi"},
-                            "requests": {"cpu": cpu, "memory": "8Gi"},
-                        },
-                        "env": [{"name": "RAY_LOG_TO_STDERR", "value": "1"}],
-                    }
-                ]
-            },
-        }
-
-    return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "metadata": {"name": name, "namespace": namespace, "labels": {"team": "bench"}},
-        "spec": {
-            "rayVersion": "2.40.0",
-            "headGroupSpec": {"rayStartParams": {"dashboard-host": "0.0.0.0"},
-                              "template": pod("ray-head", "2")},
-            "workerGroupSpecs": [
-                {
-                    "groupName": "workers",
-                    "replicas": 4,
-                    "minReplicas": 1,
-                    "maxReplicas": 8,
-                    "rayStartParams": {},
-                    "template": pod("ray-worker", "4"),
-                }
-            ],
-        },
-    }  # fmt: skip
-
-
-def _medians(cases: dict[str, Callable[[], int]], count: int, runs: int) -> dict[str, float]:
-    """Median seconds per case. Cases run interleaved, one round at a time, so a busy
-    machine slows all of them alike and the ratios stay meaningful. The garbage collector
-    runs as it does in a user's program (its pauses are part of the cost of holding many
-    objects); each run starts from a collected heap."""
+def _timed(
+    cases: dict[str, Callable[[], int]], count: int, runs: int, *, cpu: bool = False
+) -> dict[str, float]:
+    """Seconds per case, the cases interleaved round by round so that a busy machine slows
+    all of them alike: the median wall time, or (``cpu``, for work done in this process
+    alone) the least CPU time of this process, the run least disturbed by other work."""
+    clock = time.process_time if cpu else time.perf_counter
     for fn in cases.values():
         fn()  # warm-up
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(runs):
         for name, fn in cases.items():
             gc.collect()
-            start = time.perf_counter()
+            start = clock()
             got = fn()
-            times[name].append(time.perf_counter() - start)
+            gc.collect(0)
+            times[name].append(clock() - start)
             if got != count:
                 raise RuntimeError(f"{name}: expected {count} objects, got {got}")
-    return {name: statistics.median(values) for name, values in times.items()}
+    pick = min if cpu else statistics.median
+    return {name: pick(values) for name, values in times.items()}
 
 
 def _held_bytes(make: Callable[[], object]) -> int:
@@ -98,39 +70,76 @@ def _held_bytes(make: Callable[[], object]) -> int:
     return after - before
 
 
-def _loads(raw: bytes) -> int:
-    return len(json.loads(raw)["items"])
+def _tracked(make: Callable[[], object], count: int) -> float:
+    """Objects the garbage collector tracks per listed object, while the result is held."""
+    gc.collect()
+    before = len(gc.get_objects())
+    held = make()
+    after = len(gc.get_objects())
+    del held
+    return (after - before) / count
 
 
-def _decode(page_model: Any, raw: bytes) -> int:
-    from flarekit.client._codec import decode_page
-
-    return len(decode_page(page_model, raw).items or [])
+def _count_validated(page_model: Any, raw: bytes) -> int:
+    return len(page_model.model_validate_json(raw).items)
 
 
-def _validate(page_model: Any, raw: bytes) -> int:
-    return len(page_model.model_validate_json(raw).items or [])
+def _server() -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.list_server", *map(str, COUNTS)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line:
+        process.kill()
+        raise RuntimeError("the list server exited before it was ready")
+    return process, json.loads(line)
 
 
-def main() -> list[dict[str, str]]:
+def _row(name: str, count: int, seconds: float, reference: float, anchor: str) -> Row:
+    return {
+        "measurement": name,
+        "objects": str(count),
+        "ms": f"{seconds * 1000:.1f}",
+        "us per object": f"{seconds / count * 1e6:.1f}",
+        "ratio": f"{seconds / reference:.2f}x {anchor}",
+    }
+
+
+def main() -> list[Row]:
     import kubernetes
 
+    from benchmarks import dmcg_models
     from flarekit import Client, from_kubeconfig
     from flarekit.client._codec import ResourceList, decode_page
-    from flarekit_models._crds import default_releases
     from flarekit_models.ray.v1 import RayCluster
-    from flarekit_testing import FakeCluster
 
-    rows = []
-    with FakeCluster(releases={"kuberay": default_releases()["kuberay"]}) as fc:
-        typed = Client(from_kubeconfig(fc.kubeconfig_path))
-        api = kubernetes.client.CustomObjectsApi(fc.api_client())
+    dmcg, why = dmcg_models.ensure()
+    rows: list[Row] = []
+    if dmcg is None:
+        rows.append({"measurement": "datamodel-code-generator anchor", "objects": "",
+                     "ms": f"NOT MEASURED: {why}", "us per object": "", "ratio": ""})  # fmt: skip
+        dmcg_list: Any = None
+    else:
+        from pydantic import ConfigDict, create_model
+
+        dmcg_list = create_model(
+            "RayClusterList",
+            __config__=ConfigDict(extra="ignore"),
+            items=(list[dmcg.RayCluster], ...),  # type: ignore[name-defined]
+        )
+    process, served = _server()
+    try:
+        typed = Client(from_kubeconfig(served["kubeconfig"]))
+        api = kubernetes.client.CustomObjectsApi(
+            kubernetes.config.new_client_from_config(served["kubeconfig"])
+        )
         page_model = ResourceList[RayCluster]
         for count in COUNTS:
-            namespace = f"bench-{count}"
-            fc.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-            for i in range(count):
-                fc.create(_raycluster(f"rc-{i:05d}", namespace))
+            namespace = served["namespaces"][str(count)]
 
             def plain(namespace: str = namespace) -> int:
                 body = api.list_namespaced_custom_object("ray.io", "v1", namespace, "rayclusters")
@@ -141,53 +150,84 @@ def main() -> list[dict[str, str]]:
                     list(typed.list(RayCluster, namespace=namespace, page_size=page_size))
                 )
 
-            raw = json.dumps(fc.list_response("rayclusters", namespace)).encode()
-            cases: dict[str, Callable[[], int]] = {
+            raw = api.api_client.call_api(
+                f"/apis/ray.io/v1/namespaces/{namespace}/rayclusters",
+                "GET",
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+            ).data
+
+            def loads(raw: bytes = raw) -> int:
+                return len(json.loads(raw)["items"])
+
+            def decode(raw: bytes = raw) -> int:
+                return len(decode_page(page_model, raw).items or [])
+
+            def decode_and_read(raw: bytes = raw) -> int:
+                items = decode_page(page_model, raw).items or []
+                for item in items:
+                    assert item.metadata is not None and item.spec is not None
+                    _ = item.metadata.name, item.spec.worker_group_specs[0].replicas  # type: ignore[index]
+                return len(items)
+
+            lists: dict[str, Callable[[], int]] = {
                 "CustomObjectsApi -> dicts (1 request)": plain,
-                "flarekit -> RayCluster models (1 request)": models(count),
-                # FakeCluster pages by re-reading its store for each page, which grows
-                # with the list; at 10,000 objects that is the server's cost, not the client's.
-                **(
-                    {"flarekit -> RayCluster models (pages of 500)": models(500)}
-                    if count < 10_000
-                    else {}
-                ),
-                "decode only: json.loads": partial(_loads, raw),
-                "decode only: validate bytes into models": partial(_decode, page_model, raw),
-                "decode only: the same, collector not paused": partial(_validate, page_model, raw),
+                "flarekit Client.list -> RayCluster models (1 request)": models(count),
             }
-            results = _medians(cases, count, RUNS if count < 10_000 else 3)
-            base = results["CustomObjectsApi -> dicts (1 request)"]
-            decode_base = results["decode only: json.loads"]
-            for name, seconds in results.items():
-                reference = decode_base if name.startswith("decode") else base
-                rows.append(
-                    {
-                        "measurement": name,
-                        "objects": str(count),
-                        "median ms": f"{seconds * 1000:.1f}",
-                        "us per object": f"{seconds / count * 1e6:.1f}",
-                        "ratio": f"{seconds / reference:.2f}x",
-                    }
+            if count > 500:
+                lists["flarekit Client.list, pages of 500"] = models(500)
+            decodes: dict[str, Callable[[], int]] = {
+                "decode only: json.loads -> dicts": loads,
+                "decode only: flarekit RayCluster models": decode,
+                "decode + read name and replicas of each": decode_and_read,
+            }
+            if dmcg_list is not None:
+                decodes["decode only: datamodel-code-generator models"] = partial(
+                    _count_validated, dmcg_list, raw
                 )
+            runs = RUNS if count < 10_000 else RUNS_LARGE
+            timed = _timed(lists, count, runs)
+            base = timed["CustomObjectsApi -> dicts (1 request)"]
+            rows += [_row(n, count, s, base, "CustomObjectsApi") for n, s in timed.items()]
+            timed = _timed(decodes, count, runs + 2, cpu=True)
+            base = timed["decode only: json.loads -> dicts"]
+            rows += [_row(n, count, s, base, "json.loads") for n, s in timed.items()]
             if count == COUNTS[-1]:
-                dicts = _held_bytes(partial(json.loads, raw))
-                held = _held_bytes(partial(decode_page, page_model, raw))
-                for name, size, reference in (
-                    ("memory held: dicts (json.loads)", dicts, dicts),
-                    ("memory held: RayCluster models", held, dicts),
-                ):
+                held = {
+                    "memory held: dicts (json.loads)": partial(json.loads, raw),
+                    "memory held: flarekit RayCluster models": partial(
+                        decode_page, page_model, raw
+                    ),
+                }
+                if dmcg_list is not None:
+                    held["memory held: datamodel-code-generator models"] = partial(
+                        dmcg_list.model_validate_json, raw
+                    )
+                sizes = {name: _held_bytes(make) for name, make in held.items()}
+                dicts = sizes["memory held: dicts (json.loads)"]
+                for name, size in sizes.items():
+                    tracked = _tracked(held[name], count)
                     rows.append(
                         {
                             "measurement": name,
                             "objects": str(count),
-                            "median ms": f"{size / 2**20:.1f} MiB",
-                            "us per object": f"{size / count / 1024:.1f} KiB",
-                            "ratio": f"{size / reference:.2f}x",
+                            "ms": f"{size / 2**20:.1f} MiB",
+                            "us per object": f"{size / count / 1024:.1f} KiB, "
+                            f"{tracked:.0f} GC-tracked",
+                            "ratio": f"{size / dicts:.2f}x dicts",
                         }
                     )
         typed.close()
         api.api_client.close()
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=60)
+    if dmcg is not None:
+        rows.append({"measurement": f"datamodel-code-generator {dmcg_models.version()}",
+                     "objects": "", "ms": "", "us per object": "", "ratio": ""})  # fmt: skip
     return rows
 
 

@@ -1,7 +1,8 @@
 """Build the test control plane (and the operators) from their Go modules, into a cache.
 
-Every Go module under `controlplane/` (this folder, each `controlplane/tools/*/` and each
-`controlplane/operators/*/`) lists the programs it builds as `tool` lines in its `go.mod`;
+Every Go module under `controlplane/` (this folder, each `controlplane/tools/*/`, each
+`controlplane/operators/*/` and each `controlplane/node/*/`) lists the programs it builds as
+`tool` lines in its `go.mod`;
 `go.mod` and `go.sum` pin every version. This script builds each module's tools into
 
     <cache>/go/<module>-<key>/bin/
@@ -26,6 +27,8 @@ upstream overlay that installs those directories would set).
 
     python controlplane/build.py              # build what is missing, show progress and time
     python controlplane/build.py --newest     # the same, of the operators only each newest
+    python controlplane/build.py --node       # the same and the real node's programs
+                                              # (kubelet, kube-proxy, CoreDNS)
     python controlplane/build.py --dir NAME   # print the bin folder of module NAME, build nothing
     python controlplane/build.py --list       # every module, its key and whether it is built
 
@@ -152,17 +155,27 @@ class Module:
         return tools
 
 
+#: The folder of the real node's modules: kubelet and kube-proxy (from the same
+#: k8s.io/kubernetes release as the API server) and CoreDNS. They are built only when asked
+#: for (`--node`, or by name): a control plane with KWOK nodes needs none of them.
+NODE_FOLDER = "node"
+
+
 def modules() -> list[Module]:
     """The control plane, then the tools (the operators' manifests need them), then the
-    operators."""
+    operators, then the real node's programs."""
     found = [Module("controlplane", HERE)]
-    for folder in ("tools", "operators"):
+    for folder in ("tools", "operators", NODE_FOLDER):
         parent = HERE / folder
         if parent.is_dir():
             found += [
                 Module(p.name, p) for p in sorted(parent.iterdir()) if (p / "go.mod").is_file()
             ]
     return found
+
+
+def is_node(module: Module) -> bool:
+    return module.path.parent == HERE / NODE_FOLDER
 
 
 def newest_only(found: list[Module]) -> list[Module]:
@@ -375,7 +388,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="of the operators, only the newest release of each family (what `make test` runs)",
     )
-    parser.add_argument("modules", nargs="*", help="modules to build (default: all)")
+    parser.add_argument(
+        "--node",
+        action="store_true",
+        help="also the real node's programs (kubelet, kube-proxy, CoreDNS)",
+    )
+    parser.add_argument("modules", nargs="*", help="modules to build (default: all but the node's)")
     args = parser.parse_args(argv)
     go = shutil.which("go")
     if go is None:
@@ -398,7 +416,10 @@ def main(argv: list[str] | None = None) -> int:
             built = (module.directory(version) / "bin" / ".complete").exists()
             print(f"{module.name}\t{module.key(version)}\t{'built' if built else 'missing'}")
         return 0
-    chosen = [known[n] for n in args.modules] if args.modules else list(known.values())
+    if args.modules:
+        chosen = [known[n] for n in args.modules]
+    else:
+        chosen = [m for m in known.values() if args.node or not is_node(m)]
     if args.newest:
         chosen = newest_only(chosen)
     wants_manifests = [m for m in chosen if (m.path / "manifests.txt").exists()]
@@ -414,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         kustomize = known["kustomize"].directory(version) / "bin" / "kustomize"
         for module in wants_manifests:
             export_manifests(module, go, version, kustomize)
-    print(f"control plane and operators ready in {time.monotonic() - started:.0f} s")
+    what = "control plane, operators and node" if args.node else "control plane and operators"
+    print(f"{what} ready in {time.monotonic() - started:.0f} s")
     return 0
 
 

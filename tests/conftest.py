@@ -19,7 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
 from flarekit_testing import ControlPlane
+from flarekit_testing.pytest_plugin import (  # noqa: F401 - every test: no operator raised
+    pytest_configure,
+    simulated_operators_raised_nothing,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,6 +65,25 @@ def need_controlplane() -> Path:
             pytest.fail(f"CI=true: {why}", pytrace=False)
         pytest.skip(why)
     return folder
+
+
+def need_real_node() -> None:
+    """Skip (fail in CI) unless a real node can run here: root, Debian's containerd, runc
+    and CNI plugins, and the kubelet, CoreDNS and images `make real-node` builds."""
+    from flarekit_testing.controlplane import NodeNotReady, find_node_assets
+
+    try:
+        find_node_assets()
+    except NodeNotReady as exc:
+        if in_ci():
+            pytest.fail(f"CI=true: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def real_node_ready() -> None:
+    """Skips (fails in CI) the test unless a real node can run here (see `need_real_node`)."""
+    need_real_node()
 
 
 @pytest.fixture(scope="session")

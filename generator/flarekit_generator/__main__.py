@@ -1,8 +1,10 @@
 """flarekit-generate: pydantic models from pinned upstream CRDs.
 
-flarekit-generate [generate] [--package NAME] [--families A,B] [--out DIR]
+flarekit-generate [generate] [--package NAME] [--families A,B] [--out DIR] [--force]
     generate the models (by default every pinned family, as flarekit_models under the
-    repository's generated/); --package and --families vendor a subset under another name
+    repository's generated/); --package and --families vendor a subset under another name;
+    a package whose inputs have not changed since it was written is left as it is (--force
+    writes it anyway)
 flarekit-generate schemas
     fill and verify the schema cache from the lock file
 flarekit-generate pin FAMILY TAG [--replace OLD_TAG]
@@ -61,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "--out", type=Path, help="directory the package is written below (default: generated/)"
     )
+    generate.add_argument(
+        "--force", action="store_true", help="regenerate even if nothing it is made from changed"
+    )
     _add_sources(generate)
 
     schemas = commands.add_parser("schemas", help="fill and verify the pinned schema cache")
@@ -89,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args_list or args_list[0] not in (*_COMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "generate")  # `flarekit-generate --package ...` generates
     args = build_parser().parse_args(args_list)
+    if args.command == "generate" and _up_to_date(args):
+        return 0
+    # Imported only now: the generator's modules (jinja2, ruff, the Kubernetes definitions)
+    # cost more than the check that most runs of `make generate` end with.
     from flarekit_generator.emit import OutputError
     from flarekit_generator.fetch import SchemaCacheError
     from flarekit_generator.lockfile import LockFileError
@@ -117,19 +126,53 @@ def _schemas(args: argparse.Namespace) -> int:
     )
 
 
+def _stamp_inputs(args: argparse.Namespace) -> tuple[Path, str] | None:
+    """Where the stamp of this run's package is, and the digest of its inputs (None when
+    there is no output directory yet: generate() reports that)."""
+    from flarekit_generator import stamp
+
+    out = args.out or paths.output_dir()
+    if out is None:
+        return None
+    lock = args.lock or paths.lock_file()
+    inputs = stamp.input_digest(lock, paths.runtime_dir(), args.package, args.families)
+    return stamp.stamp_path(out, args.package), inputs
+
+
+def _up_to_date(args: argparse.Namespace) -> bool:
+    """Whether the package this run would write is already on disk (then says so)."""
+    from flarekit_generator import stamp
+
+    found = None if args.force else _stamp_inputs(args)
+    if found is None:
+        return False
+    out = args.out or paths.output_dir()
+    assert out is not None
+    package_dir = out.joinpath(*args.package.split("."))
+    if not stamp.is_current(found[0], package_dir, found[1]):
+        return False
+    print(f"{package_dir} is up to date: nothing written (--force regenerates it)")
+    return True
+
+
 def _generate(args: argparse.Namespace) -> int:
+    from flarekit_generator import stamp
     from flarekit_generator.pipeline import generate
 
     lock, cache, mirror = _sources(args)
+    out = args.out or paths.output_dir()
+    found = _stamp_inputs(args)
     result = generate(
         lock=lock,
         cache_dir=cache,
-        out_dir=args.out,
+        out_dir=out,
         package=args.package,
         families=args.families,
         mirror=mirror,
         allow_download=not args.offline,
     )
+    if found is not None:
+        stamp.write_stamp(found[0], result.package_dir, found[1])
     print(result.summary())
     return 0
 

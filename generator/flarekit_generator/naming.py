@@ -29,6 +29,7 @@ _MODEL_ATTRIBUTES = frozenset(
         "to_dict",
         "to_json",
         "resource_info",
+        "validate_json_lazily",
     }
 )
 #: Names used in generated annotations; a field of that name would shadow them.

@@ -173,7 +173,7 @@ def render_package(
 
 
 #: The hand-written modules (``paths.runtime_dir()``) copied into every generated package.
-RUNTIME_MODULES = ("_base.py", "_types.py", "_json.py")
+RUNTIME_MODULES = ("_base.py", "_types.py", "_json.py", "_lazy.py")
 
 
 def _package_doc(package: str, catalog: Catalog) -> str:

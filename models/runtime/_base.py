@@ -43,7 +43,9 @@ from pydantic_core import (
     to_jsonable_python,
 )
 
+from . import _lazy
 from ._json import (
+    INT64_UNIONS,
     MAX_DEPTH,
     JsonDepthError,
     ValidationPass,
@@ -219,8 +221,63 @@ class KubeModel(BaseModel):
             _after(cls, result, json.loads(json_data), state)
         return result
 
+    @classmethod
+    def validate_json_lazily(cls, json_data: str | bytes | bytearray) -> Self:
+        """Like :meth:`model_validate_json` (the same checks, the same errors at the same
+        places), for reading many objects: the models inside are made when first read, and
+        until then each part costs what its JSON costs (see ``_lazy``)."""
+        validator = _lazy.json_validator(cls)
+        if validator is None:  # a rule that only runs on models: read it eagerly
+            return cls.model_validate_json(json_data)
+        state, token = _begin()
+        # Parsed once into plain JSON, which is kept; the validator checks it (its own
+        # output, the same JSON again, is dropped). Text with NaN or Infinity is parsed
+        # again with them; text that does not parse at all (or is too deep) goes through
+        # the validator's parser, for the same errors as model_validate_json.
+        data = _lazy.parse(json_data, allow_inf_nan=False)
+        literals = data is None
+        if literals:
+            data = _lazy.parse(json_data, allow_inf_nan=True)
+        if state is not None:
+            state.text_checked = numbers_in_range(json_data, literals=literals)
+        try:
+            if data is not None:
+                validator.validate_python(data)
+            else:
+                data = validator.validate_json(json_data)
+        except ValidationError as exc:
+            if not _too_deep_for_the_parser(exc):
+                raise _relocated(_lazy.model_errors(cls, exc)) from None
+            data = None
+        finally:
+            _end(token)
+        if data is None:  # deeper than pydantic's parser goes
+            try:
+                parsed = loads(json_data)
+            except JsonDepthError as too_deep:
+                raise _depth_error(cls, too_deep.path) from None
+            state, token = _begin()
+            try:
+                data = validator.validate_python(parsed)
+            except ValidationError as exc:
+                raise _relocated(_lazy.model_errors(cls, exc)) from None
+            finally:
+                _end(token)
+        if state is not None and state.deep:
+            depth, path = deepest(data)
+            if depth > MAX_DEPTH:
+                raise _depth_error(cls, path)
+        made: Self = _lazy.make(cls, data)
+        return made
+
     def to_dict(self) -> dict[str, Any]:
-        """The object as Kubernetes JSON: JSON names, only the fields that were set."""
+        """The object as Kubernetes JSON: JSON names, only the fields that were set.
+
+        An object built without validation (``model_construct``) of a class whose validator
+        was never needed is written by walking its fields: building the class's serializer
+        would first generate its whole schema (for a pod, most of a command's start-up)."""
+        if not type(self).__pydantic_complete__:
+            return _plain(self)
         try:
             return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
         except (ValueError, PydanticSerializationError) as exc:
@@ -230,12 +287,63 @@ class KubeModel(BaseModel):
 
     def to_json(self) -> str:
         """Like :meth:`to_dict`, serialised."""
+        if not type(self).__pydantic_complete__:
+            return dumps(_plain(self))
         try:
             return self.model_dump_json(by_alias=True, exclude_unset=True)
         except (ValueError, PydanticSerializationError) as exc:
             if not _too_deep_to_serialize(exc):
                 raise
             return dumps(_plain(self))
+
+    # A lazily read object (validate_json_lazily) keeps the checked JSON of its models until
+    # they are read. Dumps by JSON name write that JSON as it is (serialize_as_any: by the
+    # value's own type, so a kept dict is written as the dict it is); the other dumps, and
+    # equality, repr and iteration, which look at models, make them first.
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        _settle_for(self, options)
+        options.setdefault("serialize_as_any", True)
+        dumped: dict[str, Any] = super().model_dump(**options)
+        return dumped
+
+    def model_dump_json(self, **options: Any) -> str:
+        _settle_for(self, options)
+        options.setdefault("serialize_as_any", True)
+        dumped: str = super().model_dump_json(**options)
+        return dumped
+
+    def __eq__(self, other: object) -> bool:
+        _lazy.settle(self)
+        _lazy.settle(other)
+        return super().__eq__(other)
+
+    def __repr_args__(self) -> Any:
+        _lazy.settle(self)
+        return super().__repr_args__()
+
+    def __iter__(self) -> Any:
+        _lazy.settle(self)
+        return super().__iter__()
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # Another process may never have read this class lazily: send models, not JSON.
+        _lazy.settle_deep(self)
+        return super().__getstate__()
+
+
+def _settle_for(model: KubeModel, options: dict[str, Any]) -> None:
+    """Make the pending models below ``model`` before a dump that needs them as models: any
+    but the JSON one (by JSON name, only the fields set), which writes kept JSON as it is."""
+    if (
+        not options.get("exclude_unset")
+        or options.get("by_alias") is False
+        or options.get("include") is not None
+        or options.get("exclude") is not None
+        or options.get("exclude_none")
+        or options.get("exclude_defaults")
+        or options.get("round_trip")
+    ):
+        _lazy.settle_deep(model)
 
 
 # --------------------------------------------------------------------------- one validation
@@ -311,16 +419,33 @@ def _unset_shadowed_in(value: Any, data: Any, levels: int) -> None:
 _KNOWN_ERRORS = frozenset(typing.get_args(core_schema.ErrorType))
 
 
+_INT64_RANGE = (
+    "int64_range",
+    "Input should be an integer from -2^63 to 2^63-1 (the API server's int64)",
+)
+
+
+def _beyond_int64(error: Any) -> bool:
+    """An integer refused by a quantity's or int-or-string's union (pydantic-core checks
+    them without Python): out of range, since any other integer is taken."""
+    return error["type"] in INT64_UNIONS and type(error.get("input")) is int
+
+
 def _relocated(exc: ValidationError) -> ValidationError:
     """Errors that name a place inside the value they were raised for (a duplicate list
-    key, NaN deep in a free-form value) get that place appended to their location."""
+    key, NaN deep in a free-form value) get that place appended to their location; an
+    integer a quantity refuses is reported as out of int64's range, which it is."""
     errors = exc.errors()
-    if not any("where" in (error.get("ctx") or {}) for error in errors):
+    if not any("where" in (error.get("ctx") or {}) or _beyond_int64(error) for error in errors):
         return exc
     details: list[Any] = []
     for error in errors:
         ctx = dict(error.get("ctx") or {})
         loc = (*error["loc"], *ctx.pop("where", ()))
+        if _beyond_int64(error):
+            custom = PydanticCustomError(*_INT64_RANGE)
+            details.append({"type": custom, "loc": loc, "input": error["input"]})
+            continue
         if error["type"] in _KNOWN_ERRORS:
             detail = {"type": error["type"], "loc": loc, "input": error["input"]}
             if ctx:
@@ -370,6 +495,18 @@ def _plain_leaf(value: Any) -> Any:
     return to_jsonable_python(value)
 
 
+def _resource_json_form(cls: type[KubeResource]) -> _lazy.JsonForm:
+    """What ``KubeResource._mark_type_fields_set`` does on a resource's checked JSON."""
+    scale: dict[str, list[str]] | None = getattr(cls, "__scale_paths__", None)
+
+    def check_scale(data: dict[str, Any]) -> dict[str, Any]:
+        if scale:
+            _check_scale(data, scale)
+        return data
+
+    return _lazy.JsonForm(check_scale if scale else None, frozenset(("api_version", "kind")))
+
+
 class KubeResource(KubeModel):
     """A top-level resource: ``apiVersion`` and ``kind`` are always written."""
 
@@ -380,7 +517,6 @@ class KubeResource(KubeModel):
 
         return lookup(cls.model_fields["api_version"].default, cls.model_fields["kind"].default)
 
-    @model_validator(mode="after")
     def _mark_type_fields_set(self) -> KubeResource:
         # apiVersion and kind identify the object; a dump must always carry them,
         # even when the caller relied on the defaults.
@@ -390,11 +526,18 @@ class KubeResource(KubeModel):
             _check_scale(self, scale)
         return self
 
+    _mark_type_fields_set.__json_form__ = _resource_json_form  # type: ignore[attr-defined]
+    _mark_type_fields_set = model_validator(mode="after")(  # type: ignore[assignment]
+        _mark_type_fields_set
+    )
+
 
 _MISSING = object()
 
 
-def _check_scale(resource: KubeResource, paths: Mapping[str, list[str]]) -> None:
+def _check_scale(
+    resource: KubeResource | Mapping[str, Any], paths: Mapping[str, list[str]]
+) -> None:
     """The scale subresource's rules, which the API server checks on every write: the
     replicas it reads (``specReplicasPath``, ``statusReplicasPath``) are integers from 0 to
     2^31-1, not floats; the selector (``labelSelectorPath``) is a string."""

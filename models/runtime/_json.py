@@ -24,6 +24,7 @@ from typing import Any
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "INT64_UNIONS",
     "MAX_DEPTH",
     "JsonDepthError",
     "ValidationPass",
@@ -37,6 +38,10 @@ __all__ = [
     "numbers_in_range",
 ]
 
+#: Errors of the models' int-or-string unions (quantities, int-or-strings) that pydantic-core
+#: raises for an integer beyond int64 too (see ``_types._Checked``): the models' entry points
+#: report such an integer as ``int64_range``. Here, so that reading them needs no ``_types``.
+INT64_UNIONS = ("quantity", "int_or_string")
 #: The deepest nesting of objects and arrays the API server decodes (the whole object counts:
 #: the top-level object is level 1).
 MAX_DEPTH = 10_000
@@ -226,9 +231,10 @@ _TOKEN_BYTES = frozenset(b"0123456789.eE+-NaInfity")
 _AROUND_A_VALUE = frozenset(b":,[]{} \t\n\r")
 
 
-def numbers_in_range(text: str | bytes | bytearray) -> bool:
+def numbers_in_range(text: str | bytes | bytearray, literals: bool = True) -> bool:
     """Whether every number in the JSON ``text`` is finite and within int64, judged from the
-    text alone with a few C-speed scans.
+    text alone with a few C-speed scans (``literals=False``: ``NaN`` and ``Infinity`` are
+    not looked for, for text read by a parser that refuses them).
 
     A number is risky if it is ``NaN`` or ``Infinity`` (pydantic's parser reads both), has
     19 digits in a row or a three-digit exponent. Each place where such a shape appears is
@@ -245,7 +251,8 @@ def numbers_in_range(text: str | bytes | bytearray) -> bool:
     else:
         data = bytes(text)
     shapes = data.translate(_NUMBER_SHAPES)
-    for haystack, needles in ((data, _RISKY_LITERALS), (shapes, _RISKY_SHAPES)):
+    scans = ((data, _RISKY_LITERALS if literals else ()), (shapes, _RISKY_SHAPES))
+    for haystack, needles in scans:
         for needle in needles:
             at = haystack.find(needle)
             while at != -1:

@@ -97,6 +97,9 @@ if TYPE_CHECKING:
         PrunedFieldsWarning as PrunedFieldsWarning,
     )
     from flarekit.client import (
+        ReadLimits as ReadLimits,
+    )
+    from flarekit.client import (
         RetryPolicy as RetryPolicy,
     )
     from flarekit.client import (

@@ -78,7 +78,12 @@ class Backend:
 
     @property
     def real(self) -> bool:
-        return self.name == "controlplane"
+        return self.name in ("controlplane", "kubelet")
+
+    @property
+    def runs_ray(self) -> bool:
+        """Whether pods run for real here (Ray starts, a dashboard answers)."""
+        return self.name == "kubelet"
 
     @property
     def waits(self) -> Waits:
@@ -240,3 +245,12 @@ class RealBackend(Backend):
             if not any(c.get("type") == "Active" and c.get("status") == "True" for c in conditions):
                 return False
         return True
+
+
+class NodeBackend(RealBackend):
+    """The control plane with the real operators and one real node: pods run in containers
+    (Ray, PyTorch), so waits are as long as a Ray cluster's start on a busy machine."""
+
+    name = "kubelet"
+    timeout = 600.0
+    poll = 1.0

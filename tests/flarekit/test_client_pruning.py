@@ -18,7 +18,7 @@ from client_support import raycluster
 from flarekit import Client, ServerWarning, from_kubeconfig
 from flarekit.client._dropped import PrunedFields, PrunedFieldsWarning
 from flarekit_models.ray.v1 import RayCluster, WorkerGroupSpec
-from flarekit_testing import FakeCluster
+from flarekit_testing import ControlPlane, FakeCluster
 from kube_support import new_namespace
 
 GCS = {"redisAddress": "redis:6379"}
@@ -154,3 +154,21 @@ def test_json_patch_is_checked(client: Client, ns: str) -> None:
     with pytest.raises(PrunedFields) as info:
         client.patch(RayCluster, "jp", ops, namespace=ns, patch_type="json", strict_fields=True)
     assert info.value.paths == ["spec.gcsFaultToleranceOptions"]
+
+
+def test_a_field_named_outside_latin_1_is_named_as_written(
+    backend: FakeCluster | ControlPlane,
+) -> None:
+    """The server's warning names it in UTF-8 (read as such, not as Latin-1), on both servers;
+    FakeCluster used to drop the connection after storing the object."""
+    namespace = new_namespace(backend)
+    with Client(from_kubeconfig(backend.kubeconfig_path)) as client:
+        body = raycluster("script", **{"字段": 1})
+        caught = caught_warnings(lambda: client.create(body, namespace=namespace))
+        pruned = [w.message for w in caught if isinstance(w.message, PrunedFieldsWarning)]
+        assert [p.paths for p in pruned] == [["spec[字段]"]]  # a key beyond [A-Za-z0-9_]
+        warned = raycluster("warned", **{"字段": 1})
+        caught = caught_warnings(
+            lambda: client.create(warned, namespace=namespace, field_validation="Warn")
+        )
+    assert [str(w.message) for w in caught] == ['unknown field "spec.字段"']

@@ -61,6 +61,7 @@ PUBLIC = [
     "RayJobClient",
     "RayJobError",
     "RayJobStatus",
+    "ReadLimits",
     "ResourceFlavorSpec",
     "RetryPolicy",
     "Runtime",

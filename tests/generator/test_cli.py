@@ -88,3 +88,70 @@ def test_outside_a_repository_the_output_directory_must_be_given(
     assert paths.lock_file() == paths.PACKAGE_DIR / "crds.lock.tsv"  # the copy a wheel ships
     assert main(["--families", "kuberay"]) == 1
     assert "no output directory: pass --out DIR" in capsys.readouterr().err
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_second_run_with_nothing_changed_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--package", "mysdk._crds", "--families", "jobset", "--out", str(tmp_path)]
+    assert main(args) == 0
+    package = tmp_path / "mysdk" / "_crds"
+    assert capsys.readouterr().out.startswith(f"generated {package}: ")
+    before = _snapshot(tmp_path)
+    assert main(args) == 0
+    assert capsys.readouterr().out == (
+        f"{package} is up to date: nothing written (--force regenerates it)\n"
+    )
+    assert _snapshot(tmp_path) == before
+    # Another family selection is another package: generated again.
+    assert main([*args[:3], "jobset,kuberay", *args[4:]]) == 0
+    assert capsys.readouterr().out.startswith(f"generated {package}: ")
+
+
+@pytest.mark.parametrize("change", ["edit", "remove", "add", "force"])
+def test_a_package_changed_on_disk_or_forced_is_generated_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: str
+) -> None:
+    args = ["--package", "mysdk._crds", "--families", "jobset", "--out", str(tmp_path)]
+    assert main(args) == 0
+    package = tmp_path / "mysdk" / "_crds"
+    written = _snapshot(package)
+    some = next(p for p in sorted(package.rglob("*.py")) if p.name != "__init__.py")
+    if change == "edit":
+        some.write_text(some.read_text(encoding="utf-8") + "\nX = 1\n", encoding="utf-8")
+    elif change == "remove":
+        some.unlink()
+    elif change == "add":
+        (package / "extra.py").write_text("X = 1\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, "--force"] if change == "force" else args) == 0
+    assert capsys.readouterr().out.startswith(f"generated {package}: ")
+    assert {k: v[1] for k, v in _snapshot(package).items()} == {k: v[1] for k, v in written.items()}
+
+
+def test_the_stamp_covers_the_generator_code_the_lock_and_the_runtime(tmp_path: Path) -> None:
+    from flarekit_generator import stamp
+
+    lock = tmp_path / "crds.lock.tsv"
+    lock.write_bytes(paths.lock_file().read_bytes())
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    for module in paths.runtime_dir().glob("*.py"):
+        (runtime / module.name).write_bytes(module.read_bytes())
+    first = stamp.input_digest(lock, runtime, "flarekit_models", None)
+    assert stamp.input_digest(lock, runtime, "flarekit_models", None) == first
+    assert stamp.input_digest(lock, runtime, "mysdk._crds", None) != first
+    assert stamp.input_digest(lock, runtime, "flarekit_models", ["kueue"]) != first
+    (runtime / "_types.py").write_text("# changed\n", encoding="utf-8")
+    changed_runtime = stamp.input_digest(lock, runtime, "flarekit_models", None)
+    assert changed_runtime != first
+    lock.write_bytes(lock.read_bytes() + b"\n")
+    assert stamp.input_digest(lock, runtime, "flarekit_models", None) != changed_runtime

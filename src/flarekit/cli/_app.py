@@ -64,7 +64,7 @@ def main(
 ) -> int:
     """Run ``flarekit`` with `argv` (default: the process arguments); returns the exit code."""
     if argv is None:  # the shell asking for TAB completions (see _completion)
-        _completion.complete_if_asked(build_parser())
+        _completion.complete_if_asked(build_parser)
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)

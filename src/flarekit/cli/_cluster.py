@@ -256,10 +256,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from flarekit.cluster import to_dict
+    from flarekit.cluster import render
 
-    config = config_from_args(args)
-    data = to_dict(config)
+    config = config_from_args(args)  # validated as it is built: not checked a second time
+    data = render(config, validated=True).to_dict()
     text = json.dumps(data, indent=2) + "\n" if args.output == "json" else _yaml(data)
     if args.out_dir is None:
         args.out.write(text)
@@ -276,9 +276,9 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _yaml(data: Mapping[str, JsonValue]) -> str:
-    import yaml
+    from flarekit._yaml import dump_yaml
 
-    return yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False)
+    return dump_yaml(dict(data), sort_keys=False)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 from flarekit.cli._exit import UsageError
 
@@ -30,16 +31,17 @@ _ASKED = "_ARGCOMPLETE"
 _INSTALL = "shell completion needs argcomplete: pip install 'flarekit[completion]'"
 
 
-def complete_if_asked(parser: argparse.ArgumentParser) -> None:
+def complete_if_asked(parser: Callable[[], argparse.ArgumentParser]) -> None:
     """When the shell asks for completions, print them and end the process (argcomplete
-    does); otherwise do nothing, without importing argcomplete."""
+    does); otherwise do nothing, without importing argcomplete or building the parser
+    (``parser`` makes it: every command's arguments, a tenth of a command's start-up)."""
     if _ASKED not in os.environ:
         return
     try:
         import argcomplete
     except ImportError:
         return  # no completions rather than an error in the middle of the user's line
-    argcomplete.autocomplete(parser)
+    argcomplete.autocomplete(parser())
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -74,9 +74,9 @@ def to_data(value: object) -> JsonValue:
 def dump(data: JsonValue, fmt: Format) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
-    import yaml
+    from flarekit._yaml import dump_yaml
 
-    return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
+    return dump_yaml(data, sort_keys=False)
 
 
 def emit(value: object, fmt: Format, out: TextIO, *, table: str | None = None) -> None:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the public names, listed once (read by the loader below)
     from flarekit.client._errors import NotFound as NotFound
     from flarekit.client._errors import ServerError as ServerError
     from flarekit.client._errors import Unauthorized as Unauthorized
+    from flarekit.client._limits import ReadLimits as ReadLimits
     from flarekit.client._list import ListIterator as ListIterator
     from flarekit.client._resource import ALL_NAMESPACES as ALL_NAMESPACES
     from flarekit.client._retry import RetryPolicy as RetryPolicy

@@ -38,6 +38,7 @@ from flarekit.client._errors import (
 from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
 from flarekit.client._json_patch import PatchOperation
 from flarekit.client._knowledge import Knowledge
+from flarekit.client._limits import ReadLimits
 from flarekit.client._list import ListIterator
 from flarekit.client._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
 from flarekit.client._resource import Target, operation_for_path, selector
@@ -86,8 +87,10 @@ class Client:
     `Client()` uses the latest `login()`, else the kubeconfig from the usual places, else the
     in-cluster service account; pass `Credentials` to choose. `namespace` overrides the
     credentials' default namespace; `field_manager` names this client in managedFields (and is
-    required by server-side apply); `timeout` bounds each request in seconds; `retry` decides
-    how idempotent requests are retried on 429/503 and lost connections.
+    required by server-side apply); `timeout` bounds each attempt of a request in seconds, from
+    sending it to the last byte of the answer; `retry` decides how idempotent requests are
+    retried on 429/503 and lost connections; `limits` bounds what the client reads (answer
+    sizes, watch lines, exec credential plugins: see `ReadLimits`).
 
     After every write the request is compared with the stored object the server answers
     with; fields it dropped are a `PrunedFieldsWarning`, or with `strict_fields=True` (here or
@@ -103,11 +106,12 @@ class Client:
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
         strict_fields: bool = False,
+        limits: ReadLimits | None = None,
     ) -> None:
         creds = credentials if credentials is not None else default_credentials()
         if timeout <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
-        self._transport = Transport(creds, timeout, retry or RetryPolicy())
+        self._transport = Transport(creds, timeout, retry or RetryPolicy(), limits)
         self.namespace = namespace or creds.namespace
         self.field_manager = field_manager
         self.strict_fields = strict_fields
@@ -138,6 +142,11 @@ class Client:
         still be carried out by the server, so a caller undoing its writes compares this
         before and after a write to know whether to watch for a late one."""
         return self._transport.unanswered_writes
+
+    @property
+    def limits(self) -> ReadLimits:
+        """What this client reads at most (answer sizes, watch lines, exec plugins)."""
+        return self._transport.limits
 
     @property
     def retry(self) -> RetryPolicy:

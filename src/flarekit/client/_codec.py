@@ -1,8 +1,9 @@
 """Request bodies out of models, and response bytes straight into models.
 
-Responses are validated from bytes in one pass by pydantic (`model_validate_json`, and
-parametrised list/event containers) instead of being parsed to dicts first: that is both the
-fastest path and the only one that keeps unknown fields, since the models store them as extras.
+Responses are validated from bytes by the models' own entry points (`model_validate_json`,
+and parametrised list/event containers), which keep unknown fields as the models' extras. A
+list page is read with `validate_json_lazily`: checked as fully, its objects' models made when
+first read, so a page costs about what its JSON costs as dicts, in time and in memory.
 Request bodies are dumped by JSON name with only the fields that were set, so nothing the
 caller did not say is written to the cluster.
 """
@@ -127,9 +128,16 @@ def _collector_paused() -> Iterator[None]:
 
 
 def decode_page(page_model: type[ResourceList[R]], data: bytes) -> ResourceList[R]:
-    """One list response, validated from bytes into models without collector pauses."""
+    """One list response, checked in full from bytes; each object's models are made when
+    first read (`KubeModel.validate_json_lazily`), so a page of objects costs about what its
+    JSON as dicts costs. The collector is paused while the page is read, and the young
+    generation it leaves is collected before returning: the next allocation, wherever it
+    happens, does not pay for this page."""
     with _collector_paused():
-        return page_model.model_validate_json(data)
+        page = page_model.validate_json_lazily(data)
+    if gc.isenabled():
+        gc.collect(0)
+    return page
 
 
 @cache

@@ -24,10 +24,13 @@ import threading
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flarekit.client._errors import KubeconfigError
 from flarekit.client._warnings import InsecureConnectionWarning
+
+if TYPE_CHECKING:
+    from flarekit.client._exec import ExecAuth, ExecPlugin
 
 __all__ = [
     "Credentials",
@@ -52,12 +55,21 @@ class Credentials:
     `kubernetes.client.ApiClient(creds.configuration)` works for anything flarekit lacks.
     """
 
-    __slots__ = ("configuration", "namespace", "source")
+    __slots__ = ("configuration", "exec_auth", "namespace", "source")
 
-    def __init__(self, configuration: Any, namespace: str, source: str) -> None:
+    def __init__(
+        self,
+        configuration: Any,
+        namespace: str,
+        source: str,
+        exec_auth: ExecAuth | None = None,
+    ) -> None:
         self.configuration = configuration
         self.namespace = namespace
         self.source = source
+        #: The kubeconfig user's exec credential plugin, run by the client when a request
+        #: needs its credential (None for every other kind of credential).
+        self.exec_auth = exec_auth
 
     @property
     def server(self) -> str:
@@ -104,7 +116,9 @@ def from_kubeconfig(
     `InsecureConnectionWarning`, as `from_token(insecure_skip_tls_verify=True)` does.
     """
     from kubernetes import config
+    from kubernetes.config import kube_config
 
+    from flarekit.client._exec import ExecAuth
     from flarekit.client._kubeconfig import ContextEntry, check_kubeconfig
 
     paths = kubeconfig_paths(path)
@@ -129,12 +143,12 @@ def from_kubeconfig(
         )
     configuration = _new_configuration()
     try:
-        config.load_kube_config(
-            config_file=joined,
-            context=chosen,
-            client_configuration=configuration,
-            persist_config=False,
+        merged = kube_config.KubeConfigMerger(joined)
+        plugin = _take_exec_plugin(merged.config, chosen)
+        loader = kube_config.KubeConfigLoader(
+            config_dict=merged.config, config_base_path=None, active_context=chosen
         )
+        loader.load_and_set(configuration)
     except _loader_errors() as exc:
         raise KubeconfigError(
             f"cannot use context {chosen!r} of kubeconfig {joined}: {_one_line(exc)}"
@@ -149,7 +163,59 @@ def from_kubeconfig(
         )
     entry = next(entry for entry in entries if entry.name == chosen)
     namespace = (entry.context.namespace if entry.context else None) or DEFAULT_NAMESPACE
-    return Credentials(configuration, namespace, f"kubeconfig {joined} (context {chosen})")
+    exec_auth = ExecAuth(plugin, configuration) if plugin is not None else None
+    return Credentials(
+        configuration, namespace, f"kubeconfig {joined} (context {chosen})", exec_auth
+    )
+
+
+def _entries(nodes: object) -> list[Any]:
+    return list(nodes) if isinstance(nodes, list) else []
+
+
+def _value(node: Any) -> dict[str, Any]:
+    """The mapping of a merged kubeconfig entry (the loader wraps each in a `ConfigNode`)."""
+    value = getattr(node, "value", node)
+    return value if isinstance(value, dict) else {}
+
+
+def _take_exec_plugin(merged: Any, context: str) -> ExecPlugin | None:
+    """The exec plugin of `context`'s user, taken out of the merged kubeconfig so that the
+    official loader never runs it (flarekit runs it within bounds, see `_exec`). None when the
+    user has no plugin, or a token or auth provider that the loader uses instead."""
+    from flarekit.client._exec import ExecPlugin
+
+    document = _value(merged)
+    entry = next(
+        (_value(c) for c in _entries(document.get("contexts")) if _value(c).get("name") == context),
+        {},
+    )
+    body = entry.get("context")
+    names: dict[str, Any] = body if isinstance(body, dict) else {}
+    user_name, cluster_name = names.get("user"), names.get("cluster")
+    cluster = next(
+        (
+            _value(c).get("cluster")
+            for c in _entries(document.get("clusters"))
+            if _value(c).get("name") == cluster_name
+        ),
+        None,
+    )
+    for node in _entries(document.get("users")):
+        found = _value(node)
+        user = found.get("user")
+        if found.get("name") != user_name or not isinstance(user, dict) or not user.get("exec"):
+            continue
+        if not hasattr(node, "value"):
+            return None  # not the loader's merged form: leave it to the loader
+        node.value = {**found, "user": {k: v for k, v in user.items() if k != "exec"}}
+        if user.get("token") or user.get("tokenFile") or user.get("auth-provider"):
+            return None  # the loader's order: these come before the plugin
+        source = Path(getattr(node, "path", None) or "kubeconfig")
+        return ExecPlugin.from_kubeconfig(
+            user["exec"], str(user_name), source, cluster if isinstance(cluster, dict) else None
+        )
+    return None
 
 
 def _loader_errors() -> tuple[type[Exception], ...]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, overload
 
 from flarekit._json import JsonValue
 from flarekit.client._errors import ApiError, NotFound, Operation, unavailable
+from flarekit.client._limits import TooLarge, UnsupportedEncoding
 from flarekit.client._transport import Response, describe
 
 if TYPE_CHECKING:
@@ -365,17 +366,24 @@ def _follow(
             time.sleep(poll)
             continue
         skip = same
-        buffer = b""
+        buffer = bytearray()
         complete = False
         try:
-            chunks = response.raw.stream(64 * 1024, decode_content=True)
+            chunks = response.chunks()
             while not complete:
                 chunk = next(chunks, None)
                 if chunk is None:  # the stream ended: a last line may lack its newline
                     complete = True
                     chunk = b"\n" if buffer else b""
                 buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
+                if b"\n" not in chunk:  # only the new bytes are looked at: linear time
+                    if len(buffer) > response.limits.max_body_bytes:
+                        raise TooLarge(
+                            "a log line", response.limits.max_body_bytes, "max_body_bytes"
+                        )
+                    continue
+                *lines, rest = bytes(buffer).split(b"\n")
+                buffer = bytearray(rest)
                 for raw in lines:
                     stamp, text = _split_stamp(raw.decode("utf-8", "replace"))
                     key = _stamp_key(stamp)
@@ -387,6 +395,9 @@ def _follow(
                     same = same + 1 if key == last else 1
                     last, received, failures, skip = key, time.monotonic(), 0, 0
                     yield f"{stamp} {text}" if timestamps else text
+        except (TooLarge, UnsupportedEncoding) as exc:
+            reason = "ResponseTooLarge" if isinstance(exc, TooLarge) else "BadResponse"
+            raise unavailable(operation, reason, str(exc)) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             failures += 1
             if failures >= retry.attempts:

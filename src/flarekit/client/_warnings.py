@@ -41,6 +41,16 @@ def parse_warning_header(value: str) -> list[str]:
     return texts
 
 
+def _utf8(value: str) -> str:
+    """A header value as the server wrote it: kube-apiserver writes a warning's text in UTF-8
+    bytes (an unknown field named in any script), which Python's HTTP client reads as
+    Latin-1 characters."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value
+
+
 def _outside_flarekit() -> int:
     """The `stacklevel` of the first caller outside flarekit's private modules, so a warning
     points at the user's line that made the request, however deep the call came from."""
@@ -60,7 +70,7 @@ def emit(header_values: Iterable[str], hold_back: Callable[[str], bool] | None =
     """Issue one `ServerWarning` per warning text found in the `Warning` headers, except
     those `hold_back` picks (the client reports unknown fields of a write itself); returns
     every text."""
-    texts = [text for value in header_values for text in parse_warning_header(value)]
+    texts = [text for value in header_values for text in parse_warning_header(_utf8(value))]
     shown = [t for t in texts if hold_back is None or not hold_back(t)]
     if shown:
         level = _outside_flarekit()

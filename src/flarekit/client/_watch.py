@@ -7,6 +7,12 @@ watches from that snapshot's resourceVersion, advancing it with every event and 
 reconnecting from the last one, so each change is reported exactly once. If the server no
 longer has that version (410 Gone), it lists again and reports the difference to what it had
 seen (ADDED, MODIFIED, DELETED), as informers do.
+
+A line that is not a watch event of the kind watched (garbage from a proxy, an object the
+model refuses, a line beyond `ReadLimits.max_watch_line_bytes`) is logged as the error it is
+and the watch reconnects from the last good resourceVersion, so nothing before it is lost or
+repeated; if every connection brings such a line first, the watch ends with `ApiUnavailable`
+(reason ``BadWatchEvent``) saying what was wrong, after as many tries as the retry policy has.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from flarekit._objects import metadata_of
 from flarekit.client._codec import StatusBody, WatchLine
 from flarekit.client._errors import Gone, Operation, error_from_status, unavailable
+from flarekit.client._limits import TooLarge, UnsupportedEncoding, split_lines
 from flarekit.client._retry import RetryPolicy
 from flarekit.client._transport import Response
 from flarekit_models._base import KubeResource
@@ -48,6 +55,10 @@ OpenStream = Callable[[str, int], Response]
 Relist = Callable[[], tuple[Sequence[R], str]]
 
 
+class _BadLine(Exception):
+    """A watch line that is not an event of the kind watched."""
+
+
 @dataclass(frozen=True)
 class WatchEvent(Generic[R]):
     """One change: `type` is ADDED, MODIFIED or DELETED; `object` the object after it."""
@@ -66,16 +77,6 @@ def _version(obj: KubeResource) -> str:
     return str(meta.resource_version or "") if meta is not None else ""
 
 
-def _lines(raw: BaseHTTPResponse) -> Iterator[bytes]:
-    """Complete newline-terminated lines of a streamed body (a partial last line is dropped)."""
-    buffer = b""
-    for chunk in raw.stream(65536, decode_content=True):
-        buffer += chunk
-        if b"\n" in buffer:
-            *lines, buffer = buffer.split(b"\n")
-            yield from (line for line in lines if line.strip())
-
-
 class Watch(Generic[R]):
     """An iterator of `WatchEvent`s that reconnects by itself. Ends after `timeout` seconds
     (None: never) or `close()`; use it in a `with` block or `for` loop and `break` freely."""
@@ -91,6 +92,8 @@ class Watch(Generic[R]):
         retry: RetryPolicy,
     ) -> None:
         self._line = WatchLine[kind]  # type: ignore[valid-type]
+        self._kind = kind.__name__
+        self._problem = ""
         self._operation = operation
         self._open_stream = open_stream
         self._relist = relist
@@ -163,9 +166,11 @@ class Watch(Generic[R]):
             if outcome == "gone":
                 yield from self._resync()
                 failures = 0
-            elif outcome == "dropped":
+            elif outcome in ("dropped", "bad"):
                 failures += 1
                 if failures >= self._retry.attempts:
+                    if outcome == "bad":
+                        raise unavailable(self._operation, "BadWatchEvent", self._problem)
                     raise unavailable(
                         self._operation, "WatchDropped", "the watch connection kept failing"
                     )
@@ -174,16 +179,39 @@ class Watch(Generic[R]):
                 failures = 0
             self.reconnects += 1
 
+    def _decode(self, line: bytes, number: int) -> Any:
+        """The event on `line` (a `WatchLine` of the kind), or `_BadLine` saying what is
+        wrong with it (never the line itself: it may hold anything)."""
+        from pydantic import ValidationError
+
+        try:
+            return self._line.model_validate_json(line)
+        except ValidationError as exc:
+            errors = exc.errors(include_input=False)
+            loc = errors[0]["loc"] if errors else ()
+            where = ".".join(str(part) for part in loc) or "the line"
+            message = errors[0]["msg"] if errors else "invalid"
+            raise _BadLine(
+                f"line {number} of the watch is not a {self._kind} watch event: {where}: "
+                f"{message} ({exc.error_count()} problem(s))"
+            ) from None
+
     def _consume(self, response: Response) -> Generator[WatchEvent[R], None, str]:
-        """Yield the events of one connection; returns "ended", "dropped" or "gone"."""
+        """Yield the events of one connection; returns "ended", "dropped", "gone" or "bad"."""
         import urllib3
 
         raw = response.raw
         self._current = raw
         progressed = False
+        lines = split_lines(
+            response.chunks(),
+            response.limits.max_watch_line_bytes,
+            "a watch event",
+            "max_watch_line_bytes",
+        )
         try:
-            for line in _lines(raw):
-                event = self._line.model_validate_json(line)
+            for number, line in enumerate(lines, 1):
+                event = self._decode(line, number)
                 obj = event.object
                 if isinstance(obj, StatusBody):
                     if obj.code == 410:
@@ -202,6 +230,17 @@ class Watch(Generic[R]):
                 else:
                     self._known[_key(obj)] = obj
                 yield WatchEvent(event.type, obj)
+        except (_BadLine, TooLarge, UnsupportedEncoding) as exc:
+            if self._stopped:
+                return "ended"
+            self._problem = str(exc)
+            logger.warning(
+                "%s: %s; resuming from resourceVersion %s",
+                self._operation.describe(),
+                exc,
+                self._resume_from,
+            )
+            return "ended" if progressed else "bad"
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             if self._stopped:
                 return "ended"

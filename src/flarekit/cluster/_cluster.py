@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from flarekit.client._client import Client
     from flarekit.cluster._client_tls import RayClientTLS
     from flarekit.cluster._details import ClusterDetails
+    from flarekit.ray import RayJobClient, RayJobsError
     from flarekit.ray._jobs_http import Verify
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Event
@@ -264,25 +265,63 @@ class Cluster:
             port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
         )
 
-    def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
-        """Whether the Ray dashboard answers at :meth:`cluster_dashboard_uri` (its Jobs API's
-        ``/api/version``). False when the dashboard is not exposed, cannot be reached, or
-        answers with an error; `verify` is as for :class:`flarekit.ray.RayJobClient`."""
-        from flarekit.cluster._dashboard import DashboardNotExposed
-        from flarekit.ray import RayJobClient, RayJobsError
+    def dashboard_client(
+        self, *, timeout: float = 30.0, retries: int = 3, verify: Verify = True
+    ) -> RayJobClient:
+        """A :class:`~flarekit.ray.RayJobClient` of the cluster's Ray dashboard: at
+        :meth:`cluster_dashboard_uri` when a Route, Ingress or HTTPRoute exposes it (`verify`
+        as for `RayJobClient`), else through the API server's proxy to the head Service, with
+        this client's credentials (as ``kubectl proxy`` reaches it; the user needs
+        ``get services/proxy`` in the namespace). Raises `NotFound` when the cluster does not
+        exist."""
+        from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT, DashboardNotExposed
+        from flarekit.cluster._dashboard_proxy import through_api_server
+        from flarekit.ray import RayJobClient
+        from flarekit_models.ray.v1 import RayCluster
 
         try:
             uri = self.cluster_dashboard_uri()
         except DashboardNotExposed:
-            return False
-        if _never_resolves(uri):
-            return False
-        dashboard = RayJobClient(uri, verify=verify, timeout=timeout, retries=0)
+            raycluster = self._get(RayCluster, self.name)
+            return through_api_server(
+                self.client,
+                self.namespace,
+                head_service_name(raycluster, self.name),
+                _endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
+                timeout=timeout,
+                retries=retries,
+            )
+        return RayJobClient(uri, verify=verify, timeout=timeout, retries=retries)
+
+    def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
+        """Whether the Ray dashboard answers (its Jobs API's ``/api/version``), at
+        :meth:`cluster_dashboard_uri` or through the API server (see
+        :meth:`dashboard_client`). False when it cannot be reached or answers with an error;
+        `verify` is as for :class:`flarekit.ray.RayJobClient`."""
+
+        return self._dashboard_answer(timeout, verify) is None
+
+    def _dashboard_answer(self, timeout: float, verify: Verify) -> RayJobsError | None:
+        """None when the dashboard answers, else the error that says why not."""
+        from flarekit.client._errors import NotFound
+        from flarekit.cluster._dashboard import DashboardNotExposed
+        from flarekit.ray import RayJobsError, RayJobValidationError
+
         try:
-            dashboard.version()
-        except RayJobsError:
-            return False
-        return True
+            uri = self.cluster_dashboard_uri()
+        except DashboardNotExposed:
+            uri = None
+        except NotFound as exc:
+            return RayJobValidationError("cluster", str(exc))
+        if uri is not None and _never_resolves(uri):
+            return RayJobValidationError("address", f"{uri} never resolves")
+        try:
+            self.dashboard_client(timeout=timeout, retries=0, verify=verify).version()
+        except RayJobsError as exc:
+            return exc
+        except NotFound as exc:
+            return RayJobValidationError("cluster", str(exc))
+        return None
 
     def details(self) -> ClusterDetails:
         """Status, addresses, queue admission and resources per group, read from the server."""
@@ -519,12 +558,12 @@ class Cluster:
         clock: Clock | None = None,
         dashboard_check: bool = True,
     ) -> ClusterStatus:
-        """Return the status once the cluster is READY and, when its dashboard is exposed (a
-        Route, Ingress or HTTPRoute, see :meth:`cluster_dashboard_uri`) and `dashboard_check`
-        is true, once the dashboard answers (:meth:`is_dashboard_ready`): only then can jobs
-        be submitted to it. A dashboard that is not exposed, or whose host is under
-        ``.invalid`` (RFC 6761: it never resolves; the practice cluster's are), is not waited
-        for.
+        """Return the status once the cluster is READY and, when `dashboard_check` is true,
+        once its dashboard answers (:meth:`is_dashboard_ready`: through its Route, Ingress or
+        HTTPRoute, else through the API server): only then can jobs be submitted to it. A
+        dashboard whose exposed host is under ``.invalid`` (RFC 6761: it never resolves; the
+        practice cluster's are), or that the API server has no proxy to (it answers 404, as
+        an emulator may), is not waited for.
 
         Raises `TerminalFailure` quoting KubeRay's or the AppWrapper's reason when it fails,
         and `WaitTimeout` after `timeout` seconds (for a queued cluster, with Kueue's reason
@@ -546,19 +585,24 @@ class Cluster:
         clock: Clock,
     ) -> None:
         from flarekit.cluster._dashboard import DashboardNotExposed
+        from flarekit.ray import RayJobsApiError
 
         try:
             uri = self.cluster_dashboard_uri()
         except DashboardNotExposed:
-            return  # reached by port-forward, if at all: nothing to wait for
-        if _never_resolves(uri):
+            uri = None
+            answer = self._dashboard_answer(5.0, True)
+            if isinstance(answer, RayJobsApiError) and answer.status == 404:
+                return  # no proxy to it on this server: nothing can ever answer there
+        if uri is not None and _never_resolves(uri):
             return  # e.g. the practice cluster's hosts: nothing can ever answer there
+        where = f"at {uri}" if uri is not None else "through the API server"
         wait_until(
             self.is_dashboard_ready,
             bool,
             None,
             timeout=max(timeout, 0.0),
-            describe=f"the Ray dashboard of {self.namespace}/{self.name} at {uri} to answer",
+            describe=f"the Ray dashboard of {self.namespace}/{self.name} {where} to answer",
             poll=poll,
             max_poll=max_poll,
             progress=progress,

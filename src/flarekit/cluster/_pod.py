@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from flarekit._json import JsonValue
 from flarekit._validation import ValidationReport
@@ -55,6 +55,7 @@ __all__ = [
     "check_pod_override",
     "copies",
     "given",
+    "made",
     "pod_override",
     "pod_slots",
     "ray_pod_template",
@@ -90,6 +91,26 @@ def given(model: _M) -> _M:
     return model
 
 
+def made(kind: type[_M], **values: object) -> _M:
+    """A model of `kind` holding `values` (None: not set, so its JSON has no nulls), built
+    without running the model's validator.
+
+    Why: every value comes from a configuration that was checked when it was made
+    (`ClusterConfiguration.validate` holds the parameters to the rules the models hold, and
+    the tests render every kind of configuration and validate the result with the models),
+    and validating a pod template first generates the validator of the whole pod schema:
+    most of what `flarekit cluster render` cost. Validators are built when something is
+    validated or sent (a client's dump), not to render.
+    """
+    from flarekit_models._base import KubeResource
+
+    given_values: dict[str, Any] = {name: v for name, v in values.items() if v is not None}
+    model = kind.model_construct(None, **given_values)
+    if isinstance(model, KubeResource):  # written with its apiVersion and kind, as validated
+        model.model_fields_set.update(("api_version", "kind"))
+    return cast(_M, model)
+
+
 def copies(kind: type[_M], items: Sequence[_M | Mapping[str, object]]) -> list[_M] | None:
     """Fresh models of `items` (a rendered object shares nothing with its configuration);
     None for none."""
@@ -116,12 +137,7 @@ def resources(
     given_limits = {k: v for k, v in limits.items() if v is not None}
     if not given_requests and not given_limits:
         return None
-    return given(
-        ResourceRequirements(
-            requests=given_requests or None,
-            limits=given_limits or None,
-        )
-    )
+    return made(ResourceRequirements, requests=given_requests or None, limits=given_limits or None)
 
 
 def _rendered(
@@ -148,24 +164,26 @@ def _rendered(
     from flarekit_models.meta.v1 import ObjectMeta
 
     envs = {**config.envs, **(group.envs if group is not None else {})}
-    container = Container(
+    container = made(
+        Container,
         name=container_name,
         image=image,
         resources=requirements,
-        env=[EnvVar(name=k, value=v) for k, v in envs.items()] or None,
+        env=[made(EnvVar, name=k, value=v) for k, v in envs.items()] or None,
         volume_mounts=copies(VolumeMount, config.volume_mounts),
     )
-    spec = PodSpec(
-        containers=[given(container)],
+    spec = made(
+        PodSpec,
+        containers=[container],
         volumes=copies(Volume, config.volumes),
         tolerations=copies(Toleration, tolerations),
         node_selector=dict(node_selector) or None,
-        image_pull_secrets=[LocalObjectReference(name=s) for s in config.image_pull_secrets]
+        image_pull_secrets=[made(LocalObjectReference, name=s) for s in config.image_pull_secrets]
         or None,
     )
     labels = dict(group.labels) if group is not None and group.labels else None
-    metadata = ObjectMeta(labels=labels) if labels else None
-    return given(PodTemplateSpec(metadata=metadata, spec=given(spec)))
+    metadata = made(ObjectMeta, labels=labels) if labels else None
+    return made(PodTemplateSpec, metadata=metadata, spec=spec)
 
 
 # --- which pods, and where their overrides are ---------------------------------------------

@@ -34,7 +34,7 @@ from flarekit.cluster._pod import (
     HEAD_CONTAINER,
     WORKER_CONTAINER,
     PodSlot,
-    given,
+    made,
     pod_slots,
     ray_pod_template,
 )
@@ -113,7 +113,8 @@ def _worker_group(
 
     group = slot.group
     assert group is not None  # a worker group's slot
-    return WorkerGroupSpec(
+    return made(
+        WorkerGroupSpec,
         group_name=group.name,
         replicas=group.num_workers,
         min_replicas=group.num_workers if group.min_workers is None else group.min_workers,
@@ -139,13 +140,12 @@ def _metadata(
 ) -> ObjectMeta:
     from flarekit_models.meta.v1 import ObjectMeta
 
-    return given(
-        ObjectMeta(
-            name=config.name,
-            namespace=config.namespace or None,
-            labels=labels or None,
-            annotations=annotations or None,
-        )
+    return made(
+        ObjectMeta,
+        name=config.name,
+        namespace=config.namespace or None,
+        labels=labels or None,
+        annotations=annotations or None,
     )
 
 
@@ -165,7 +165,8 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     # configuration changed since is refused here rather than rendered half-merged.
     report = ValidationReport(f"ClusterConfiguration {config.name!r}")
     head_slot, *group_slots = pod_slots(config)
-    head = HeadGroupSpec(
+    head = made(
+        HeadGroupSpec,
         ray_start_params=ray_start_params(
             config.head_extended_resource_requests, config.resource_mapping
         ),
@@ -174,19 +175,18 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     workers = [_worker_group(config, slot, report) for slot in group_slots]
     report.raise_if_problems()
     idle = config.autoscaler_idle_timeout_seconds if config.enable_autoscaling else None
-    spec = RayClusterSpec(
+    spec = made(
+        RayClusterSpec,
         ray_version=config.ray_version or None,
         enable_in_tree_autoscaling=True if config.enable_autoscaling else None,
         autoscaler_options=(
-            AutoscalerOptions(idle_timeout_seconds=idle) if idle is not None else None
+            made(AutoscalerOptions, idle_timeout_seconds=idle) if idle is not None else None
         ),
         gcs_fault_tolerance_options=_gcs_options(config) if config.enable_gcs_ft else None,
         head_group_spec=head,
         worker_group_specs=workers,
     )
-    return RayCluster(
-        metadata=_metadata(config, labels, dict(config.annotations)), spec=given(spec)
-    )
+    return made(RayCluster, metadata=_metadata(config, labels, dict(config.annotations)), spec=spec)
 
 
 def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
@@ -196,14 +196,13 @@ def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
     password = None
     if config.redis_password_secret:
         secret = config.redis_password_secret
-        ref = SecretKeySelector(name=secret["name"], key=secret["key"])
-        password = RedisPassword(value_from=EnvVarSource(secret_key_ref=ref))
-    return given(
-        GcsFaultToleranceOptions(
-            redis_address=config.redis_address,
-            redis_password=password,
-            external_storage_namespace=config.external_storage_namespace or None,
-        )
+        ref = made(SecretKeySelector, name=secret["name"], key=secret["key"])
+        password = made(RedisPassword, value_from=made(EnvVarSource, secret_key_ref=ref))
+    return made(
+        GcsFaultToleranceOptions,
+        redis_address=config.redis_address,
+        redis_password=password,
+        external_storage_namespace=config.external_storage_namespace or None,
     )
 
 
@@ -225,18 +224,49 @@ def render_appwrapper(config: ClusterConfiguration, *, validated: bool = False) 
 
     if not validated:
         config.validate().raise_if_problems()
-    component = Component(template=_raycluster(config, wrapped=True).to_dict())
-    return AppWrapper(
+    component = made(Component, template=_raycluster(config, wrapped=True).to_dict())
+    return made(
+        AppWrapper,
         metadata=_metadata(config, _kueue_labels(config)),
-        spec=AppWrapperSpec(components=[component]),
+        spec=made(AppWrapperSpec, components=[component]),
     )
 
 
+#: Parameters every value of which is written into the rendered object (the environment once
+#: per pod template), so that their size bounds its size from below.
+_COPIED = (
+    "envs",
+    "labels",
+    "annotations",
+    "volumes",
+    "volume_mounts",
+    "image_pull_secrets",
+    "head_pod_template",
+    "worker_pod_template",
+    "head_tolerations",
+    "worker_tolerations",
+    "head_node_selector",
+    "worker_node_selector",
+)
+
+
 def render(config: ClusterConfiguration, *, validated: bool = False) -> RayCluster | AppWrapper:
-    """What to create for ``config``: an AppWrapper if ``config.appwrapper``, else a RayCluster."""
-    if config.appwrapper:
-        return render_appwrapper(config, validated=validated)
-    return render_raycluster(config, validated=validated)
+    """What to create for ``config``: an AppWrapper if ``config.appwrapper``, else a RayCluster.
+    One the API server could not store (`flarekit._sizes`) is a `ConfigError` naming the
+    parameter that takes the most room, before any YAML is written or request sent."""
+    import dataclasses
+
+    from flarekit._sizes import check_object_size, check_parameter_size
+
+    subject = f"ClusterConfiguration {config.name!r}"
+    kind = "AppWrapper" if config.appwrapper else "RayCluster"
+    if not validated:
+        config.validate().raise_if_problems()
+    check_parameter_size(kind, subject, ((name, getattr(config, name)) for name in _COPIED))
+    made = (render_appwrapper if config.appwrapper else render_raycluster)(config, validated=True)
+    parameters = ((f.name, getattr(config, f.name)) for f in dataclasses.fields(config))
+    check_object_size(made, subject, parameters)
+    return made
 
 
 def to_dict(obj: ClusterConfiguration | KubeModel) -> JsonObject:

@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from flarekit._validation import (
     ConfigError,
@@ -54,6 +54,14 @@ class RayDashboard(Protocol):
     """A Ray cluster whose dashboard URL can be read (a `flarekit.cluster.Cluster`)."""
 
     def cluster_dashboard_uri(self) -> str: ...
+
+
+@runtime_checkable
+class _ReachableDashboard(Protocol):
+    """A Ray cluster that hands out a client of its dashboard (a `flarekit.cluster.Cluster`:
+    through its Route, Ingress or HTTPRoute, else through the API server)."""
+
+    def dashboard_client(self) -> RayJobClient: ...
 
 
 Target = Literal["TrainJob", "PyTorchJob", "AppWrapper", "Ray"]
@@ -382,6 +390,12 @@ class DistributedJob:
         """torchrun with the script, behind the bootstrap that installs `packages_to_install`
         and writes `files` first when there are any (see `flarekit.job._shipping`)."""
         target = ["-m", str(self.module)] if self.module else [str(self.script)]
+        script = str(self.script or "")
+        if not self.module and script in self.files and script.endswith(".py"):
+            # A script shipped in `files` is written beside the other files, in a folder the
+            # bootstrap puts on PYTHONPATH, not in the container's working directory: run it
+            # from there, as a module.
+            target = ["-m", script[: -len(".py")]]
         command = ["torchrun", *target, *self.args]
         return shipped_command(command, self.packages_to_install, self.files)
 
@@ -644,6 +658,8 @@ class DistributedJob:
             client = cluster
         elif isinstance(cluster, str):
             client = RayJobClient(cluster)
+        elif isinstance(cluster, _ReachableDashboard):
+            client = cluster.dashboard_client()  # exposed, else through the API server
         else:
             client = RayJobClient(cluster.cluster_dashboard_uri())
         runtime_env = {"working_dir": self.working_dir} if self.working_dir else None

@@ -159,10 +159,16 @@ class RayJob(KubeJob[RayJobStatus]):
     def to_model(self) -> RayJobModel:
         """The RayJob object as a typed model, as :meth:`submit` would create it with the
         queue asked for (without a cluster, the namespace's default queue is not known)."""
+        import dataclasses
+
+        from flarekit._sizes import check_object_size
         from flarekit.job._rayjob_render import rayjob_model
 
         self.validate().raise_if_problems()
-        return rayjob_model(self, namespace=self._namespace_offline(), queue=self.requested_queue)
+        made = rayjob_model(self, namespace=self._namespace_offline(), queue=self.requested_queue)
+        parameters = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        check_object_size(made, f"RayJob {self.name!r}", parameters)
+        return made
 
     def to_dict(self) -> dict[str, Any]:
         """The RayJob in Kubernetes JSON form (see :meth:`to_model`)."""

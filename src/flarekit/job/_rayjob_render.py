@@ -32,10 +32,9 @@ CLUSTER_LABEL = "ray.io/cluster"
 
 
 def _yaml(value: Mapping[str, JsonValue]) -> str:
-    import yaml
+    from flarekit._yaml import dump_yaml
 
-    text: str = yaml.safe_dump(dict(value), default_flow_style=False, sort_keys=True)
-    return text
+    return dump_yaml(dict(value), sort_keys=True)
 
 
 def _pod_template(template: PodTemplateSpec | Mapping[str, JsonValue]) -> PodTemplateSpec:

@@ -12,6 +12,7 @@ call applied too (`flarekit._rollback` says how that is known).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,14 +22,19 @@ from flarekit._objects import metadata_of
 from flarekit._rollback import (
     MARK,
     Created,
+    Mark,
     RollbackIncomplete,
+    live_mark,
     mark_of,
-    new_call_id,
+    new_mark,
     refused,
+    release,
+    request_bound,
+    take_over,
     undo,
 )
 from flarekit._validation import ConfigError, Problem
-from flarekit.client._errors import ApiError, NotFound
+from flarekit.client._errors import ApiError, ApiUnavailable, Conflict, NotFound, Operation
 from flarekit.client._served import KueueVersion, preferred_kueue_version
 from flarekit.kueue._cluster_queue import ClusterQueueSpec, QuantityValue, Quota
 from flarekit.kueue._flavor import ResourceFlavorSpec
@@ -75,11 +81,10 @@ def _read(
     return found
 
 
-def _settled(client: Client, version: KueueVersion, spec: KueueObjectSpec) -> bool:
-    """Whether the object is on the cluster and no call is still creating it (no mark):
+def _settled(found: KubeResource | None) -> bool:
+    """Whether the object is on the cluster and no call is still creating it (no live mark):
     only then is it updated as it is; otherwise this call takes it over as one it creates."""
-    found = _read(client, version, spec.kind, spec.name, _key(spec)[1])
-    return found is not None and mark_of(found) is None
+    return found is not None and live_mark(found) is None
 
 
 def _check_specs(specs: Sequence[object]) -> list[KueueObjectSpec]:
@@ -186,38 +191,100 @@ def apply_all(
     problems = _missing_references(client, version, ordered)
     if problems:
         raise ConfigError(problems, "Kueue objects")
-    existing = {_key(spec) for spec in ordered if _settled(client, version, spec)}
-    call = new_call_id()
+    found = {
+        _key(spec): _read(client, version, spec.kind, spec.name, _key(spec)[1]) for spec in ordered
+    }
+    existing = {key for key, obj in found.items() if _settled(obj)}
+    mark = new_mark(client)
     applied: list[KubeResource] = []
     created: list[Created] = []
     lost = client.unanswered_writes
     try:
         for spec, model in rendered:
-            item = None
-            if _key(spec) not in existing:  # recorded before the request: it may land
-                item = Created(type(model), spec.name, _key(spec)[1])
-                created.append(item)
+            key = _key(spec)
+            if key in existing:
+                applied.append(client.apply(model, force=force))
+                continue
+            item = Created(type(model), spec.name, key[1])  # recorded before the request
+            created.append(item)
             lost = client.unanswered_writes
-            applied.append(client.apply(_marked(model, call) if item else model, force=force))
-            if item is not None:
-                item.answered = client.unanswered_writes == lost
+            obj, ours = _write(client, model, found[key], mark, force)
+            applied.append(obj)
+            item.answered = client.unanswered_writes == lost
+            if not ours:  # settled by another call meanwhile: theirs, not ours to remove
+                created.remove(item)
+                existing.add(key)
     except BaseException as exc:
         if created and not created[-1].answered and client.unanswered_writes == lost:
             created[-1].answered = refused(exc)
-        left = undo(client, created, call, settle=client.timeout)
+        left = undo(client, created, mark, settle=client.timeout)
         if left:
             raise RollbackIncomplete(exc, left) from exc
         raise
-    return _confirm(client, rendered, applied, existing, force)
+    stale = [obj for key, obj in found.items() if key in existing and obj is not None]
+    return _confirm(client, rendered, applied, existing, stale, force)
 
 
-def _marked(model: KubeResource, call: str) -> KubeResource:
+def _marked(model: KubeResource, mark: Mark) -> KubeResource:
     """`model` with this call's mark among its annotations (a copy)."""
     copy = model.model_copy(deep=True)
     meta = metadata_of(copy)
     if meta is not None:  # every rendered Kueue object has one
-        meta.annotations = {**(meta.annotations or {}), MARK: call}
+        meta.annotations = {**(meta.annotations or {}), MARK: mark.value}
     return copy
+
+
+def _on_mark_only(error: Conflict) -> bool:
+    """Whether a server-side apply conflict is over the mark alone (another field manager
+    wrote it: a call of theirs created the object meanwhile)."""
+    fields = [cause.field for cause in error.causes]
+    return bool(fields) and all(field.endswith(MARK) for field in fields)
+
+
+def _write(
+    client: Client, model: KubeResource, found: KubeResource | None, mark: Mark, force: bool
+) -> tuple[KubeResource, bool]:
+    """Apply `model` as an object this call creates (`found`: as read before); the object as
+    stored, and whether it carries this call's mark (False: another call settled it)."""
+    for _ in range(5):
+        if mark.time_left() < request_bound(client):
+            raise ApiUnavailable(
+                Operation("apply", type(model).__name__),
+                None,
+                "MarkExpiring",
+                f"the call ran out of the time its {MARK} annotation holds ({mark.value})",
+            )
+        if found is None:
+            try:  # created with the mark in the same request: never unmarked
+                return client.apply(_marked(model, mark), force=force), True
+            except Conflict as exc:
+                if not _on_mark_only(exc):
+                    raise
+            found = _read_again(client, model)
+            continue
+        current = mark_of(found)
+        if current is None or live_mark(found) is None:
+            return client.apply(model, force=force), False
+        if current == mark.value or take_over(client, found, current, mark) is not None:
+            return client.apply(model, force=force), True
+        found = _read_again(client, model)
+    raise ApiUnavailable(
+        Operation("apply", type(model).__name__),
+        None,
+        "MarkContended",
+        f"other calls kept taking over the {MARK} annotation",
+    )
+
+
+def _read_again(client: Client, model: KubeResource) -> KubeResource | None:
+    meta = metadata_of(model)
+    name = str((meta.name if meta is not None else None) or "")
+    namespace = (meta.namespace if meta is not None else None) or None
+    try:
+        found: KubeResource = client.get(type(model), name, namespace=namespace)
+    except NotFound:
+        return None
+    return found
 
 
 def _confirm(
@@ -225,25 +292,43 @@ def _confirm(
     rendered: list[tuple[KueueObjectSpec, KubeResource]],
     applied: list[KubeResource],
     existing: set[Key],
+    stale: list[KubeResource],
     force: bool,
 ) -> list[KubeResource]:
-    """Apply what this call created once more, without its mark: the call succeeded, so
-    its objects are no longer for a rollback to remove. A failure here leaves a harmless
-    mark (only this call acts on it) and is a warning, not an error."""
+    """Remove the mark of what this call created: the call succeeded, so its objects are no
+    longer for a rollback to remove. Whatever mark an object carries by now goes (a call
+    that took it over meanwhile must not delete what this one relies on); one that is gone
+    (such a call failed and deleted it) is applied again. A failure here leaves a mark that
+    is ignored once it ends, and is a warning, not an error. Marks of calls that ended
+    without removing them are cleaned from the objects this call updated."""
     out = list(applied)
     for index, (spec, model) in enumerate(rendered):
         if _key(spec) in existing:
             continue
         try:
-            out[index] = client.apply(model, force=force)
+            after = release(client, applied[index])
+            if after is None:  # no mark any more, or gone
+                after = _read_again(client, model) or client.apply(model, force=force)
+            out[index] = after
         except ApiError as exc:
             warnings.warn(
                 f"{spec.kind} {spec.name!r} was applied but still carries the annotation "
-                f"{MARK} ({exc})",
+                f"{MARK} ({exc}); it is ignored after {_mark_ends(applied[index])}",
                 RuntimeWarning,
                 stacklevel=3,
             )
+    for obj in stale:
+        current = mark_of(obj)
+        if current is not None:
+            with contextlib.suppress(ApiError):
+                release(client, obj, current)
     return out
+
+
+def _mark_ends(obj: KubeResource) -> str:
+    text = mark_of(obj)
+    parsed = Mark.parse(text) if text is not None else None
+    return parsed.ends.isoformat() if parsed is not None else "now"
 
 
 def apply_resource_flavor(

@@ -123,16 +123,23 @@ def _settled(fake: FakeCluster) -> list[str]:
 
 def _real_stack(say: Narrator, namespace: str) -> tuple[ControlPlane, Client]:
     from flarekit import Client, from_kubeconfig
-    from flarekit.walkthrough._realstack import OPERATORS, start_real_stack
+    from flarekit.walkthrough._realstack import OPERATORS, start_real_stack, why_no_real_node
 
+    missing = why_no_real_node()
+    nodes = (
+        "and one real node (containerd, the kubelet, kube-proxy, CoreDNS) where the Ray "
+        "cluster and the training job run in containers"
+        if not missing
+        else f"on nodes simulated by KWOK: pods are scheduled and reported running, but no "
+        f"container runs ({missing})"
+    )
     say.say(
         "--real-stack starts a real Kubernetes control plane on 127.0.0.1 (etcd, "
         "kube-apiserver, controller-manager, scheduler) with the real Kueue, KubeRay, JobSet "
-        "and Kubeflow Trainer controllers: a minute or more. Its nodes are simulated by KWOK: "
-        "pods are scheduled and reported running, but no container runs."
+        f"and Kubeflow Trainer controllers, {nodes}: a minute or more."
     )
     say.code(f"""
-        plane = ControlPlane(operators={list(OPERATORS)!r}).start()
+        plane = ControlPlane(operators={list(OPERATORS)!r}, kubelet={not missing}).start()
         client = Client(from_kubeconfig(plane.kubeconfig_path))
         """)
     plane = start_real_stack()
@@ -224,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             delete_timeout=args.timeout,
             poll=args.poll or (0.1 if practice else 0.5 if real_stack else 2.0),
             practice=practice,
-            simulated_pods=real_stack,
+            simulated_pods=plane is not None and plane.node is None,
+            small_pods=plane is not None and plane.node is not None,
             seed=args.seed,
         )
         footprint = Footprint(client, client.namespace) if plane is not None else None

@@ -3,9 +3,11 @@
 Why: the practice cluster's operators are simulations we wrote. ``--real-stack`` runs the same
 steps on `flarekit_testing.ControlPlane`: etcd, kube-apiserver, controller-manager and
 scheduler on 127.0.0.1, with the real Kueue, KubeRay, JobSet and Kubeflow Trainer controllers
-of the pinned releases (built by ``make control-plane``). Its nodes are KWOK's: pods are
-scheduled on real capacity and reported Running, pods of batch Jobs complete, but no container
-runs, and each one's log says exactly that. The teardown check reads the cluster through the
+of the pinned releases (built by ``make control-plane``), and one real node (containerd, the
+kubelet, kube-proxy and CoreDNS, built by ``make real-node``) where the Ray cluster and the
+training job run in containers. Where no real node can run (not root, or not built), its nodes
+are KWOK's: pods are scheduled and reported Running, but no container runs, and each one's log
+says exactly that. The teardown check reads the cluster through the
 API (:class:`~flarekit.walkthrough._footprint.Footprint`): nothing the walkthrough made, or
 made the operators make, may be left.
 """
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from flarekit_testing import ControlPlane
 
-__all__ = ["OPERATORS", "start_real_stack", "stop_real_stack"]
+__all__ = ["OPERATORS", "start_real_stack", "stop_real_stack", "why_no_real_node"]
 
 #: The operators the walkthrough's steps need: Kueue admits the Ray cluster and the TrainJob,
 #: KubeRay runs the Ray cluster, Trainer runs the TrainJob as a JobSet.
@@ -40,12 +42,24 @@ def start_real_stack() -> ControlPlane:
             "missing): pip install 'flarekit[testing]' (from a clone: pip install ./testing)"
         ) from None
     try:
-        plane = ControlPlane(operators=OPERATORS, start_timeout=600.0)
+        kubelet = not why_no_real_node()
+        plane = ControlPlane(operators=OPERATORS, start_timeout=600.0, kubelet=kubelet)
         return plane.start()
     except (AssetsNotFound, OperatorNotBuilt) as exc:
         raise RuntimeError(
             f"the real stack cannot start: {exc} (or run the walkthrough without --real-stack)"
         ) from None
+
+
+def why_no_real_node() -> str:
+    """What a real node lacks here (root, Debian's containerd, `make real-node`), or ""."""
+    from flarekit_testing.controlplane import NodeNotReady, find_node_assets
+
+    try:
+        find_node_assets()
+    except NodeNotReady as exc:
+        return str(exc)
+    return ""
 
 
 def _alive(pid: int) -> bool:

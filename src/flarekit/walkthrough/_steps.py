@@ -49,7 +49,18 @@ class Plan:
     simulated_pods: bool = False
     #: The seed of the training function's random data.
     seed: int = 0
+    #: The pods ask for fractions of a CPU: the real stack's one real node has the machine's
+    #: (two, on the project's CI), and the Ray cluster and the training job run at once.
+    small_pods: bool = False
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def head_cpu(self) -> int | str:
+        return "500m" if self.small_pods else 1
+
+    @property
+    def worker_cpu(self) -> int | str:
+        return "250m" if self.small_pods else 1
 
     @property
     def cluster_name(self) -> str:
@@ -243,8 +254,8 @@ class Walkthrough:
         queue = f", local_queue={plan.queue!r}" if plan.queue else ""
         say.code(f"""
             config = ClusterConfiguration(name={plan.cluster_name!r}, num_workers=1,
-                head_cpu_requests=1, head_memory_requests=4,
-                worker_cpu_requests=1, worker_memory_requests=2{queue})
+                head_cpu_requests={plan.head_cpu!r}, head_memory_requests=4,
+                worker_cpu_requests={plan.worker_cpu!r}, worker_memory_requests=2{queue})
             cluster = Cluster(config).apply()
             """)
         self._refuse_existing(
@@ -255,11 +266,11 @@ class Walkthrough:
             namespace=plan.namespace,
             image=plan.ray_image,
             num_workers=1,
-            head_cpu_requests=1,
+            head_cpu_requests=plan.head_cpu,
             head_cpu_limits=1,
             head_memory_requests=4,
             head_memory_limits=4,
-            worker_cpu_requests=1,
+            worker_cpu_requests=plan.worker_cpu,
             worker_cpu_limits=1,
             worker_memory_requests=2,
             worker_memory_limits=2,
@@ -362,7 +373,7 @@ class Walkthrough:
         say.code(f"""
             job = TrainJob({plan.job_name!r}, runtime={plan.runtime!r}, func=train_line,
                 func_args={{'epochs': 3, 'seed': {plan.seed}}}, num_nodes=2, num_proc_per_node=1,
-                resources_per_node={{'cpu': 1, 'memory': '2Gi'}}{queue}{image})
+                resources_per_node={{'cpu': {plan.worker_cpu!r}, 'memory': '2Gi'}}{queue}{image})
             job.submit()
             """)
         self._refuse_existing(TrainJobModel, plan.job_name, plan.namespace, "pass another --prefix")
@@ -375,7 +386,7 @@ class Walkthrough:
             func_args={"epochs": 3, "seed": plan.seed},
             num_nodes=2,
             num_proc_per_node=1,
-            resources_per_node={"cpu": 1, "memory": "2Gi"},
+            resources_per_node={"cpu": plan.worker_cpu, "memory": "2Gi"},
             labels=dict(CREATED_BY),
             local_queue=plan.queue,
             client=self.client,

@@ -7,6 +7,12 @@ FakeCluster has none built in; a test or a later module can register objects imp
 every `tick_interval` seconds. They act through the cluster's direct-access methods
 (`objects`, `set_status`, `create`, `patch`, `delete`), which go through the same store and
 therefore produce watch events and new resourceVersions.
+
+A controller that raises does not stop the loop (the others go on), but its exception is not
+lost either: besides the cluster's `controller_errors`, every one is recorded process-wide as
+a `ControllerFailure`, which the pytest plugin (`flarekit_testing.pytest_plugin`) turns into a
+failure of the test during which it happened. A test that checks that a queued job "stays
+suspended" must not pass because the operator that would have started it died.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import functools
 import queue
 import threading
 import time
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from flarekit_testing.apiserver._store import Event
@@ -33,6 +41,39 @@ class Controller(Protocol):
     def on_tick(self, cluster: FakeCluster) -> None: ...
 
 
+@dataclass(frozen=True)
+class ControllerFailure:
+    """An exception a simulated controller raised: which controller, on which cluster, and
+    its traceback."""
+
+    controller: str
+    cluster: str
+    error: BaseException
+    traceback: str
+
+    def describe(self) -> str:
+        return f"{self.controller} on {self.cluster} raised:\n{self.traceback.rstrip()}"
+
+
+_failures: list[ControllerFailure] = []
+_claimed = 0
+_failures_lock = threading.Lock()
+
+
+def _record(failure: ControllerFailure) -> None:
+    with _failures_lock:
+        _failures.append(failure)
+
+
+def claim_failures() -> list[ControllerFailure]:
+    """The controller failures of this process not claimed before (each is claimed once)."""
+    global _claimed
+    with _failures_lock:
+        new = _failures[_claimed:]
+        _claimed = len(_failures)
+    return new
+
+
 class ControllerLoop:
     """Feeds committed events and ticks to registered controllers on one thread."""
 
@@ -44,6 +85,10 @@ class ControllerLoop:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.errors: list[BaseException] = []
+        # Work offered and not yet done, for `settle`.
+        self._pending = 0
+        self._busy = False
+        self._idle = threading.Condition()
 
     def add(self, controller: Controller) -> None:
         with self._lock:
@@ -56,7 +101,23 @@ class ControllerLoop:
 
     def offer(self, event: Event) -> None:
         if self._controllers:
+            with self._idle:
+                self._pending += 1
             self._events.put(event)
+
+    def settle(self, timeout: float = 5.0) -> bool:
+        """Wait until every event offered so far has been delivered and no tick is running;
+        whether that happened within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._pending or self._busy:
+                if self._thread is None:
+                    return True  # stopped: nothing more will run
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
+        return True
 
     def stop(self) -> None:
         with self._lock:
@@ -80,11 +141,26 @@ class ControllerLoop:
                 pass
             else:
                 if event is None:
+                    with self._idle:
+                        self._idle.notify_all()
                     return
-                self._each(functools.partial(_deliver, cluster=self._cluster, event=event))
+                self._work(functools.partial(_deliver, cluster=self._cluster, event=event))
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()
             if time.monotonic() >= next_tick:
-                self._each(lambda c: c.on_tick(self._cluster))
+                self._work(lambda c: c.on_tick(self._cluster))
                 next_tick = time.monotonic() + self._tick_interval
+
+    def _work(self, call: Callable[[Controller], None]) -> None:
+        with self._idle:
+            self._busy = True
+        try:
+            self._each(call)
+        finally:
+            with self._idle:
+                self._busy = False
+                self._idle.notify_all()
 
     def _each(self, call: Callable[[Controller], None]) -> None:
         for controller in list(self._controllers):
@@ -92,6 +168,21 @@ class ControllerLoop:
                 call(controller)
             except Exception as exc:  # a broken controller must not kill the loop
                 self.errors.append(exc)
+                _record(
+                    ControllerFailure(
+                        type(controller).__name__,
+                        _describe(self._cluster),
+                        exc,
+                        "".join(traceback.format_exception(exc)),
+                    )
+                )
+
+
+def _describe(cluster: FakeCluster) -> str:
+    try:
+        return f"the FakeCluster at {cluster.url}"
+    except RuntimeError:  # not serving
+        return "a FakeCluster"
 
 
 def _deliver(controller: Controller, cluster: FakeCluster, event: Event) -> None:

@@ -61,9 +61,10 @@ class ApiError(Exception):
             "metadata": dict(self.list_meta or {}),
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         }
+        if self.reason:  # a storage failure has none, and kube-apiserver then sends none
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
         return body

@@ -60,7 +60,15 @@ class Backend:
 
 
 def _escape_warning(text: str) -> str:
-    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A `Warning` header value as kube-apiserver sends it: the text in UTF-8 bytes (Go writes
+    header values as they are). `http.server` writes header values as Latin-1, so the UTF-8
+    bytes are handed to it as the Latin-1 characters of the same bytes."""
+    value = '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value.encode("utf-8", "surrogatepass").decode("latin-1")
+
+
+#: kube-apiserver's limit on a request body (`MaxRequestBodyBytes`): beyond it, 413.
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 
 
 class _Server(ThreadingHTTPServer):
@@ -120,6 +128,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = url.path.rstrip("/") or "/"
         query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
         length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_REQUEST_BODY_BYTES:
+            self._refuse_body(length)
+            return
         body = self.rfile.read(length) if length else b""
         content_type = self.headers.get("Content-Type") or ""
         incoming = RecordedRequest(
@@ -217,6 +228,32 @@ class _Handler(BaseHTTPRequestHandler):
                 incoming.user_agent,
             )
         )
+
+    def _refuse_body(self, length: int) -> None:
+        """413 for a body beyond kube-apiserver's request limit (read and dropped first, so
+        that a client still sending it reads the answer)."""
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 20))
+            if not chunk:
+                break
+            length -= len(chunk)
+        error = _errors.ApiError(
+            413,
+            "RequestEntityTooLarge",
+            f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}",
+        )
+        url = urllib.parse.urlsplit(self.path)
+        incoming = RecordedRequest(
+            self.command,
+            url.path.rstrip("/") or "/",
+            urllib.parse.parse_qs(url.query, keep_blank_values=True),
+            0,
+            None,
+            self.headers.get("Content-Type") or None,
+            self.headers.get("User-Agent"),
+        )
+        self._record(incoming, 413, None)
+        self._send(413, error.status(), [])
 
     def _send_text(self, code: int, text: str) -> None:
         data = text.encode()

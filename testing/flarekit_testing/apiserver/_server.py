@@ -553,7 +553,14 @@ class FakeCluster:
 
     @property
     def controller_errors(self) -> list[BaseException]:
+        """What the simulated controllers raised so far (each also fails the test during
+        which it happened, with the pytest plugin)."""
         return list(self._controllers.errors)
+
+    def settle_controllers(self, timeout: float = 5.0) -> bool:
+        """Wait until the controllers have handled every change committed so far (and no
+        tick is running); whether they did within `timeout` seconds."""
+        return self._controllers.settle(timeout)
 
 
 __all__ = ["ApiError", "FakeCluster"]

@@ -19,6 +19,7 @@ list costs what the page holds, not what the store holds.
 from __future__ import annotations
 
 import bisect
+import json
 import queue
 import threading
 from collections import deque
@@ -31,6 +32,33 @@ from flarekit_testing.apiserver._json import copy_json
 JSON = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" when cluster-scoped), name
 Listing = list[tuple[str, JSON]]  # (storage key, stored object), in storage key order
+
+
+#: etcd's limit on one request (`--max-request-bytes`, 1.5 MiB by default): a write whose
+#: object, with its key, is larger fails with `etcdserver: request is too large`.
+ETCD_MAX_REQUEST_BYTES = 1536 * 1024
+#: kube-apiserver's etcd client sends messages of at most 2 MiB (gRPC's limit it sets).
+ETCD_MAX_SEND_BYTES = 2 * 1024 * 1024
+#: What an etcd write request adds to the object and its key (measured: kube-apiserver v1.36
+#: with etcd v3.6 refuses an object this much below the limit).
+_ETCD_OVERHEAD = 64
+
+
+def _check_size(key: Key, obj: JSON) -> None:
+    """Refuse an object etcd would not store, as kube-apiserver words it (a 500 Status with
+    the storage's message and no reason)."""
+    from flarekit_testing.apiserver._errors import ApiError
+
+    etcd_key = "/registry/" + "/".join(part for part in key if part)
+    size = len(json.dumps(obj, separators=(",", ":"))) + len(etcd_key) + _ETCD_OVERHEAD
+    if size > ETCD_MAX_SEND_BYTES:
+        message = (
+            "rpc error: code = ResourceExhausted desc = trying to send message larger than max "
+            f"({size} vs. {ETCD_MAX_SEND_BYTES})"
+        )
+        raise ApiError(500, "", message)
+    if size > ETCD_MAX_REQUEST_BYTES:
+        raise ApiError(500, "", "etcdserver: request is too large")
 
 
 def storage_key(key: Key) -> str:
@@ -208,6 +236,8 @@ class Store:
             prev = self._objects.get(key)
             if obj is None and prev is None:
                 raise KeyError(key)
+            if obj is not None:
+                _check_size(key, obj)
             self._rv += 1
             bucket = self._types.setdefault(key[:2], {})
             if obj is None:

@@ -326,8 +326,8 @@ class _Validator:
                 self.causes.append(_cause(REQUIRED, path.child(k).openapi, "Required value"))
 
     def _combinators(self, x: Any, s: Schema, path: _Path) -> None:
-        p = path.openapi
-
+        # The path is rendered only for a message: most values pass, and rendering it was a
+        # good part of validating an object.
         def run(branch: Schema) -> list[Cause]:
             sub = _Validator()
             sub.validate(x, branch, path)
@@ -339,23 +339,23 @@ class _Validator:
         if s.all_of:
             failures = [c for branch in s.all_of for c in run(branch)]
             if failures:
-                composite(f"{p} must validate all the schemas (allOf)")
+                composite(f"{path.openapi} must validate all the schemas (allOf)")
                 self.causes.extend(failures)
         if s.any_of:
             results = [run(branch) for branch in s.any_of]
             if all(results):
-                composite(f"{p} must validate at least one schema (anyOf)")
+                composite(f"{path.openapi} must validate at least one schema (anyOf)")
                 self.causes.extend(results[0])
         if s.one_of:
             results = [run(branch) for branch in s.one_of]
             valid = sum(1 for r in results if not r)
             if valid != 1:
                 found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
-                composite(f"{p} must validate one and only one schema (oneOf). {found}")
+                composite(f"{path.openapi} must validate one and only one schema (oneOf). {found}")
                 if valid == 0:
                     self.causes.extend(results[0])
         if s.not_ is not None and not run(s.not_):
-            composite(f"{p} must not validate the schema (not)")
+            composite(f"{path.openapi} must not validate the schema (not)")
 
     # x-kubernetes-list-type (upstream listtype.ValidateListSetsAndMaps)
     def _list_set(self, x: list[Any], path: _Path) -> None:

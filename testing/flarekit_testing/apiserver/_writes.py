@@ -340,9 +340,25 @@ def patch(store: Store, req: Request) -> Response:
         return _commit_update(store, req, opts, old, new, Admission(req, opts, patching=True))
 
 
+def _apply_body(body: bytes) -> object:
+    """An apply patch: YAML, which clients almost always write as JSON.
+
+    Why JSON first: PyYAML reads JSON in pure Python, about fifty times slower than the JSON
+    parser (it was most of an apply's time here). Text that is a JSON object is read as JSON
+    (JSON is YAML); anything else, or JSON that does not parse, as YAML, with libyaml's
+    parser where PyYAML has it."""
+    if body.lstrip()[:1] == b"{":
+        try:
+            return json.loads(body)
+        except ValueError:
+            pass  # YAML in flow style, or not valid at all: the YAML parser says which
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(body, Loader=loader)
+
+
 def _apply_patch(store: Store, req: Request, opts: WriteOptions) -> Response:
     try:
-        config = yaml.safe_load(req.body or b"")
+        config = _apply_body(req.body or b"")
     except yaml.YAMLError as exc:
         raise _errors.bad_request(f"error decoding YAML: {exc}") from None
     if not isinstance(config, dict):

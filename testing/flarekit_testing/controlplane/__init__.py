@@ -7,6 +7,7 @@ user's cache (`make control-plane`); see docs/operators.md.
 """
 
 from flarekit_testing.controlplane._assets import AssetsNotFound
+from flarekit_testing.controlplane._node import NodeNotReady, find_node_assets
 from flarekit_testing.controlplane._operators import OperatorNotBuilt
 from flarekit_testing.controlplane._plane import ControlPlane, NodePool, NotSupportedByRealServer
 from flarekit_testing.controlplane._process import ComponentFailed
@@ -15,7 +16,9 @@ __all__ = [
     "AssetsNotFound",
     "ComponentFailed",
     "ControlPlane",
+    "NodeNotReady",
     "NodePool",
     "NotSupportedByRealServer",
     "OperatorNotBuilt",
+    "find_node_assets",
 ]

@@ -46,9 +46,19 @@ class Running:
             self.dashboards = None
 
 
-def start(plane: ControlPlane, versions: Mapping[str, str], root: Path, running: Running) -> None:
+def start(
+    plane: ControlPlane,
+    versions: Mapping[str, str],
+    root: Path,
+    running: Running,
+    cluster_proxy: int | None = None,
+) -> None:
     """Start the operators `versions` names (family -> release) on `plane`; fills `running`
-    as it goes, so that a failure halfway can be cleaned up by stopping the plane."""
+    as it goes, so that a failure halfway can be cleaned up by stopping the plane.
+
+    `cluster_proxy`: the host port of an HTTP proxy into a real node's network, where
+    operators that call into the cluster over HTTP (KubeRay asks the Ray dashboards) send
+    those requests; without one, they go to the simulated Ray dashboards."""
     unshare_command()  # fail first, with the reason, where no sandbox can be made
     families = operators.order(versions)
     plans = running.plans
@@ -57,14 +67,17 @@ def start(plane: ControlPlane, versions: Mapping[str, str], root: Path, running:
         folder = root / f"{family}-operator"
         folder.mkdir()
         plans[family] = operators.make_plan(build, families, folder, free_port)
-    if any(plan.family.cluster_http for plan in plans.values()):
+    if cluster_proxy is None and any(plan.family.cluster_http for plan in plans.values()):
         running.dashboards = RayDashboards(
             lambda path: plane.rest.request("GET", path), plane.pod_run_time
         ).start()
     for plan in plans.values():
         _install(plane, plan)
     for plan in plans.values():
-        _launch(plane, plan, running.dashboards)
+        proxy = cluster_proxy
+        if proxy is None and running.dashboards is not None:
+            proxy = running.dashboards.port
+        _launch(plane, plan, proxy)
     plane._wait(
         lambda: all(_ready(plan) for plan in plans.values()),
         "the operators to become ready (readiness probe and webhook server)",
@@ -118,7 +131,7 @@ def _service_account_files(plane: ControlPlane, plan: operators.Plan) -> dict[st
     return {f"{SERVICE_ACCOUNT_FOLDER}/{f.name}": str(f) for f in folder.iterdir()}
 
 
-def _launch(plane: ControlPlane, plan: operators.Plan, dashboards: RayDashboards | None) -> None:
+def _launch(plane: ControlPlane, plan: operators.Plan, cluster_proxy: int | None) -> None:
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(plan.directory),
@@ -127,9 +140,9 @@ def _launch(plane: ControlPlane, plan: operators.Plan, dashboards: RayDashboards
         **plan.env,
     }
     outbound = [Relay(plane.port, plane.port)]
-    if plan.family.cluster_http and dashboards is not None:
-        env["HTTP_PROXY"] = env["http_proxy"] = f"http://127.0.0.1:{dashboards.port}"
-        outbound.append(Relay(dashboards.port, dashboards.port))
+    if plan.family.cluster_http and cluster_proxy is not None:
+        env["HTTP_PROXY"] = env["http_proxy"] = f"http://127.0.0.1:{cluster_proxy}"
+        outbound.append(Relay(cluster_proxy, cluster_proxy))
     spec = Spec(
         argv=plan.argv,
         env=env,

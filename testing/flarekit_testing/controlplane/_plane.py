@@ -57,6 +57,14 @@ from flarekit_testing.apiserver import (
 from flarekit_testing.apiserver import pods as _pods
 from flarekit_testing.controlplane import _kwok, _operator_runner, _state
 from flarekit_testing.controlplane._assets import Assets, find_assets
+from flarekit_testing.controlplane._node import (
+    NodeAssets,
+    PlaneHost,
+    RealNode,
+    egress_selector_configuration,
+    find_node_assets,
+    image_names,
+)
 from flarekit_testing.controlplane._operators import find_build
 from flarekit_testing.controlplane._pki import Authority, KeyPair, service_account_keys
 from flarekit_testing.controlplane._ports import free_port
@@ -65,6 +73,7 @@ from flarekit_testing.controlplane._rest import MERGE_PATCH, Endpoint, Rest, col
 
 JSON = dict[str, Any]
 NodePool = _kwok.NodePool
+_DEFAULT_NODES = (NodePool(),)
 
 ADMIN = "flarekit-admin"
 RESTRICTED = "flarekit-restricted"
@@ -148,6 +157,11 @@ class ControlPlane:
     (any of them) starts those real operators after the CRDs, at the release `releases` names
     for their family, else at the newest release built; their family's CRDs are those of
     that release. `start()` returns once every operator is ready.
+
+    `kubelet=True` starts one real node instead of KWOK's (see `_node`): containerd and runc,
+    the kubelet, kube-proxy and CoreDNS, where pods run for real (`make real-node` builds
+    what it needs). The API server reaches the node (logs, exec, port-forward, its proxy to
+    pods and Services) through the node's tunnel, and KubeRay asks the real Ray dashboards.
     """
 
     def __init__(
@@ -155,13 +169,14 @@ class ControlPlane:
         releases: Mapping[str, str] | None = None,
         *,
         crds: Iterable[Mapping[str, Any]] | None = None,
-        nodes: Sequence[NodePool] = (NodePool(),),
+        nodes: Sequence[NodePool] = _DEFAULT_NODES,
         binaries: str | os.PathLike[str] | None = None,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
         pod_run_time: float = 1.0,
         start_timeout: float = 180.0,
         reuse_state: bool = True,
         operators: Sequence[str] = (),
+        kubelet: bool = False,
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
@@ -176,7 +191,16 @@ class ControlPlane:
             releases = {**(releases or _default_releases()), **self._operator_versions}
         self._crds = list(crds) if crds is not None else release_crds(releases)
         self._releases = dict(releases) if releases is not None else None
-        self._nodes = list(nodes)
+        if kubelet and nodes is not _DEFAULT_NODES:
+            raise ValueError(
+                "kubelet=True runs one real node; nodes=[...] chooses KWOK's fake nodes: "
+                "pass one or the other"
+            )
+        self._nodes = [] if kubelet else list(nodes)
+        # Refuse, before starting anything, a node that is not built or cannot run here.
+        self._node_assets: NodeAssets | None = find_node_assets() if kubelet else None
+        #: The real node, while it runs (kubelet=True).
+        self.node: RealNode | None = None
         self._binaries = binaries
         self._namespaces = list(namespaces)
         self._pod_run_time = pod_run_time
@@ -262,9 +286,36 @@ class ControlPlane:
                 self._rest.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
         if self._assets is not None and self._assets.kwok is not None and self._nodes:
             self._wait(self._nodes_ready, "the fake nodes to become Ready")
+        cluster_proxy = self._start_node(root) if self._node_assets is not None else None
         if self._operator_versions:
-            _operator_runner.start(self, self._operator_versions, root, self._operators)
+            _operator_runner.start(
+                self, self._operator_versions, root, self._operators, cluster_proxy
+            )
         self._audit_offset = self._audit_size()
+
+    def _start_node(self, root: Path) -> int:
+        """Start the real node; returns the host port of its HTTP proxy into the cluster."""
+        assert self._node_assets is not None
+        trainer = self._operator_versions.get("trainer")
+        install = find_build("trainer", trainer).install if trainer else None
+        self.node = RealNode(PlaneHost(self), root / "node", self._node_assets)
+        proxy = free_port()
+        self.node.start(image_names(install), http_proxy_port=proxy)
+        return proxy
+
+    def _node_apiserver_flags(self, root: Path) -> list[str]:
+        """With a real node: the API server reaches the cluster (kubelet, pods, Services)
+        through the node's tunnel, and the `kubernetes` Service's endpoint is where the node
+        leads to the API server (the lease reconciler keeps it, as on any cluster)."""
+        if self._node_assets is None:
+            return ["--endpoint-reconciler-type=none"]
+        egress = root / "egress-selector.yaml"
+        egress.write_text(egress_selector_configuration(root / "node" / "tunnel.sock"))
+        return [
+            f"--egress-selector-config-file={egress}",
+            f"--advertise-address={RealNode.ADDRESS}",
+            "--endpoint-reconciler-type=lease",
+        ]
 
     def _state_file(self, assets: Assets) -> Path | None:
         if not self._reuse_state or not self._crds:
@@ -372,7 +423,6 @@ class ControlPlane:
                     str(assets.kube_apiserver),
                     f"--etcd-servers=http://127.0.0.1:{etcd_port}",
                     "--bind-address=127.0.0.1",
-                    "--advertise-address=127.0.0.1",
                     f"--secure-port={self._port}",
                     f"--tls-cert-file={serving.cert}",
                     f"--tls-private-key-file={serving.key}",
@@ -390,7 +440,7 @@ class ControlPlane:
                     f"--audit-policy-file={policy}",
                     f"--audit-log-path={root / 'audit.log'}",
                     "--audit-log-mode=blocking",
-                    "--endpoint-reconciler-type=none",
+                    *self._node_apiserver_flags(root),
                     *self._admission_flags(assets),
                     f"--cert-dir={root / 'pki'}",
                     "--v=1",
@@ -463,7 +513,7 @@ class ControlPlane:
                     f"--cluster-signing-cert-file={ca.ca_cert}",
                     f"--cluster-signing-key-file={ca.ca_key}",
                     f"--service-cluster-ip-range={SERVICE_RANGE}",
-                    f"--controllers={','.join(_CONTROLLER_MANAGER_CONTROLLERS)}",
+                    f"--controllers={','.join(self._controller_names())}",
                     "--v=1",
                 ],
             )
@@ -483,7 +533,7 @@ class ControlPlane:
                     "--v=1",
                 ],
             )
-        if assets.kwok is not None:
+        if assets.kwok is not None and self._node_assets is None:
             pair = ca.client("kwok", "kwok-controller", ("system:masters",))
             kubeconfig = self._component_kubeconfig(ca, "kwok", pair)
             config = root / "kwok.yaml"
@@ -510,10 +560,23 @@ class ControlPlane:
                 env={"HOME": str(root)},
             )
 
+    def _controller_names(self) -> tuple[str, ...]:
+        """With a real node also the Endpoints controller: the API server's proxy to a
+        Service (how the Ray dashboards are reached from outside) reads Endpoints."""
+        if self._node_assets is None:
+            return _CONTROLLER_MANAGER_CONTROLLERS
+        return (*_CONTROLLER_MANAGER_CONTROLLERS, "endpoints-controller")
+
     def stop(self) -> None:
         """Stop every process (last started first) and remove the temporary directory."""
         errors: list[BaseException] = []
         self._operators.stop()
+        if self.node is not None:
+            try:
+                self.node.stop()
+            except BaseException as exc:  # keep stopping the others
+                errors.append(exc)
+            self.node = None
         while self._components:
             component = self._components.pop()
             try:
@@ -558,6 +621,11 @@ class ControlPlane:
 
     def ray_jobs(self, namespace: str, cluster: str) -> list[JSON]:
         """The Ray jobs the simulated dashboard of RayCluster `namespace/cluster` knows."""
+        if self._node_assets is not None:
+            raise NotSupportedByRealServer(
+                "Ray runs on the real node: ask its dashboard (flarekit's Cluster."
+                "dashboard_client(), through the API server)"
+            )
         dashboards = self._operators.dashboards
         if dashboards is None:
             raise NotSupportedByRealServer("no KubeRay operator runs: there is no dashboard")
@@ -1006,7 +1074,7 @@ class ControlPlane:
     def start_pod(self, namespace: str, name: str, timeout: float = 30.0) -> JSON:
         """Wait until the scheduler has placed the pod and its fake kubelet reports it
         Running and Ready."""
-        if self.assets.kwok is None:
+        if self.assets.kwok is None and self._node_assets is None:
             raise NotSupportedByRealServer(
                 "no kwok binary: nothing runs pods; build the control plane with "
                 "`make control-plane` or write the pod's status with set_status"
@@ -1023,6 +1091,11 @@ class ControlPlane:
     ) -> JSON:
         """End the pod: `Succeeded` (exit code 0) or `Failed` (1 unless given), written to its
         status as a kubelet would report it."""
+        if self._node_assets is not None:
+            raise NotSupportedByRealServer(
+                "the real node's kubelet reports its pods' status: run a container that exits "
+                "with the code you want"
+            )
         pod = self._pod(namespace, name)
         return self.set_status(
             "pods", name, _pods.finished_status(pod, phase, exit_code), namespace

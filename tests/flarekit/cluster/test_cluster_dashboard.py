@@ -233,3 +233,29 @@ def test_other_errors_are_flarekit_errors(fc: FakeCluster, client: Client, ns: s
         fc.clear_faults()
     assert type(info.value).__module__.startswith("flarekit")
     assert not isinstance(info.value, (Forbidden, DashboardNotExposed))
+
+
+def test_proxy_address_quotes_the_names() -> None:
+    from flarekit.cluster._dashboard_proxy import proxy_address
+
+    assert (
+        proxy_address("https://10.0.0.1:6443/", "team a", "demo-head-svc", 8265)
+        == "https://10.0.0.1:6443/api/v1/namespaces/team%20a/services/demo-head-svc:8265/proxy"
+    )
+
+
+def test_dashboard_client_goes_through_the_api_server_when_nothing_exposes_it(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
+    cluster = Cluster(ClusterConfiguration("via", namespace=ns), client).apply()
+    cluster.wait_ready(timeout=10, poll=0.01, max_poll=0.05, progress=False)
+    dashboard = cluster.dashboard_client()
+    assert dashboard.address == (
+        f"{client.server}/api/v1/namespaces/{ns}/services/via-head-svc:8265/proxy"
+    )
+    # The client's own bearer token goes along; repr and errors never show it.
+    assert "Authorization" in repr(dashboard) and fc.token not in repr(dashboard)
+    # FakeCluster has no proxy to Services (404): not ready, and nothing to wait for.
+    assert not cluster.is_dashboard_ready()
+    fc.create(route("r2", ns, "via-head-svc", host="via.example.com"))
+    assert cluster.dashboard_client().address == "http://via.example.com:80"

@@ -156,6 +156,56 @@ def test_rendered_objects_are_valid_models() -> None:
     assert AppWrapper.model_validate(wrapper.to_dict()).to_dict() == wrapper.to_dict()
 
 
+def _configs() -> list[ClusterConfiguration]:
+    from flarekit import WorkerGroup
+
+    override = {
+        "metadata": {"annotations": {"sidecar": "on"}},
+        "spec": {
+            "serviceAccountName": "ray",
+            "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": {"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["a"]}]}}]}},
+            "containers": [{"name": "ray-worker", "command": ["ray"], "ports": [
+                {"containerPort": 8265, "name": "dashboard"}]}],
+        },
+    }  # fmt: skip
+    return [
+        ClusterConfiguration("minimal"),
+        full_config(),
+        full_config(appwrapper=True),
+        ClusterConfiguration(
+            "bounds",
+            num_workers=2**31 - 1,
+            max_workers=2**31 - 1,
+            worker_cpu_requests=2**40,
+            worker_cpu_limits=2**40,
+            worker_memory_requests="7Ei",
+            worker_memory_limits="7Ei",
+        ),
+        ClusterConfiguration(
+            "overrides",
+            worker_pod_template=override,
+            head_pod_template={"spec": {"schedulerName": "kueue"}},
+            worker_groups=[WorkerGroup("extra", num_workers=1, pod_template=override)],
+        ),
+    ]
+
+
+@pytest.mark.parametrize("config", _configs(), ids=lambda c: c.name)
+def test_every_kind_of_configuration_renders_what_the_models_accept(
+    config: ClusterConfiguration,
+) -> None:
+    # Rendering builds the models without their validators (the configuration was checked
+    # when it was made); the models, validating the result, must agree with every value.
+    rendered = render(config)
+    data = rendered.to_dict()
+    validated = type(rendered).model_validate(data)
+    assert validated.to_dict() == data
+    assert validated == rendered
+    assert validated.to_json() == rendered.to_json()
+
+
 def test_raycluster_is_admitted_by_the_kuberay_crd() -> None:
     from flarekit_testing.apiserver._structural import admit
 

@@ -14,6 +14,7 @@ them itself); without a queue the same cluster is written and read back in v1bet
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -264,9 +265,13 @@ def cluster_for(clusters: dict[str, FakeCluster], name: str) -> FakeCluster:
     for other in [n for n in clusters if n != name]:
         clusters.pop(other).stop()
     if name not in clusters:
-        fc = FakeCluster(
-            releases=RELEASE_SETS[name].releases, tick_interval=TICK, controllers=controllers()
-        )
+        fc = FakeCluster(releases=RELEASE_SETS[name].releases, tick_interval=TICK)
+        for controller in controllers():
+            # Only the operators of the families the set has: a cluster without Trainer runs
+            # no Trainer (its simulation would fail on every tick looking for TrainJobs).
+            with contextlib.suppress(ValueError):
+                fc.resource(controller.resource)
+                fc.add_controller(controller)
         fc.start()
         clusters[name] = fc
     return clusters[name]

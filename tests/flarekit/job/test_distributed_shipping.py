@@ -33,6 +33,18 @@ def test_the_command_installs_and_writes_before_torchrun(tmp_path: Path) -> None
         assert command[4:] == ["torchrun", "train.py", "--epochs", "2"]
 
 
+def test_a_shipped_script_runs_from_where_it_is_written(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    job = DistributedJob(
+        "d", script="train.py", args=["7"], image="example.com/t:1", files=[script]
+    )
+    command = job.to_trainjob().to_dict()["spec"]["trainer"]["command"]
+    # Written into the bootstrap's folder on PYTHONPATH, not the working directory (the real
+    # node showed torchrun failing to open it there): run as a module.
+    assert command[4:] == ["torchrun", "-m", "train", "7"]
+
+
 def test_without_anything_to_ship_the_command_is_torchrun() -> None:
     job = DistributedJob("d", script="train.py", image="example.com/t:1")
     assert job.to_trainjob().to_dict()["spec"]["trainer"]["command"] == ["torchrun", "train.py"]
