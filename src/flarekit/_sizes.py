@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from flarekit._validation import ConfigError, Problem, ValidationReport
+from flarekit._validation import ConfigError, Problem, ValidationReport, check_labels
 
 if TYPE_CHECKING:
     from flarekit_models._base import KubeModel
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_OBJECT_BYTES",
     "MAX_REQUEST_BYTES",
     "check_annotation_size",
+    "check_annotations",
     "check_object_size",
     "check_parameter_size",
 ]
@@ -67,6 +68,15 @@ def check_annotation_size(report: ValidationReport, field: str, annotations: obj
             f"object (keys and values together), this is {size / KiB:.1f} KiB",
             "smaller annotations; large data belongs in a ConfigMap or a volume",
         )
+
+
+def check_annotations(report: ValidationReport, field: str, annotations: object) -> bool:
+    """Annotations as the API server checks them: qualified keys, string values, and their
+    total size. True when nothing was reported."""
+    before = len(report)
+    check_labels(report, field, annotations, values_are_labels=False)
+    check_annotation_size(report, field, annotations)
+    return len(report) == before
 
 
 def check_object_size(

@@ -282,10 +282,6 @@ def check_labels(
                 check_label_value(report, f"{field}[{key!r}]", item)
             elif not isinstance(item, str):
                 report.add(f"{field}[{key!r}]", item, "expected a string", "a string")
-    if not values_are_labels:
-        from flarekit._sizes import check_annotation_size
-
-        check_annotation_size(report, field, value)
     return len(report) == before
 
 

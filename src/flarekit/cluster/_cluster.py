@@ -274,15 +274,46 @@ class Cluster:
         this client's credentials (as ``kubectl proxy`` reaches it; the user needs
         ``get services/proxy`` in the namespace). Raises `NotFound` when the cluster does not
         exist."""
-        from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT, DashboardNotExposed
-        from flarekit.cluster._dashboard_proxy import through_api_server
-        from flarekit.ray import RayJobClient
+        return self._dashboard_client_at(
+            self._dashboard_route(), timeout=timeout, retries=retries, verify=verify
+        )
+
+    def _dashboard_route(self) -> tuple[str | None, RayCluster | None]:
+        """The dashboard's exposed URL (None when nothing exposes it) and the RayCluster read
+        to find it: one lookup that the dashboard checks share, instead of one per step."""
+        from flarekit.cluster._dashboard import (
+            DEFAULT_DASHBOARD_PORT,
+            DashboardNotExposed,
+            find_dashboard_uri,
+        )
         from flarekit_models.ray.v1 import RayCluster
 
+        raycluster = self._get(RayCluster, self.name)
         try:
-            uri = self.cluster_dashboard_uri()
+            uri: str | None = find_dashboard_uri(
+                self.client,
+                self.namespace,
+                head_service_name(raycluster, self.name),
+                port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
+            )
         except DashboardNotExposed:
-            raycluster = self._get(RayCluster, self.name)
+            uri = None
+        return uri, raycluster
+
+    def _dashboard_client_at(
+        self,
+        route: tuple[str | None, RayCluster | None],
+        *,
+        timeout: float,
+        retries: int,
+        verify: Verify,
+    ) -> RayJobClient:
+        from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT
+        from flarekit.cluster._dashboard_proxy import through_api_server
+        from flarekit.ray import RayJobClient
+
+        uri, raycluster = route
+        if uri is None:
             return through_api_server(
                 self.client,
                 self.namespace,
@@ -301,22 +332,27 @@ class Cluster:
 
         return self._dashboard_answer(timeout, verify) is None
 
-    def _dashboard_answer(self, timeout: float, verify: Verify) -> RayJobsError | None:
-        """None when the dashboard answers, else the error that says why not."""
+    def _dashboard_answer(
+        self,
+        timeout: float,
+        verify: Verify,
+        route: tuple[str | None, RayCluster | None] | None = None,
+    ) -> RayJobsError | None:
+        """None when the dashboard answers, else the error that says why not (`route`: a
+        lookup already made)."""
         from flarekit.client._errors import NotFound
-        from flarekit.cluster._dashboard import DashboardNotExposed
         from flarekit.ray import RayJobsError, RayJobValidationError
 
         try:
-            uri = self.cluster_dashboard_uri()
-        except DashboardNotExposed:
-            uri = None
+            if route is None:
+                route = self._dashboard_route()
         except NotFound as exc:
             return RayJobValidationError("cluster", str(exc))
+        uri = route[0]
         if uri is not None and _never_resolves(uri):
             return RayJobValidationError("address", f"{uri} never resolves")
         try:
-            self.dashboard_client(timeout=timeout, retries=0, verify=verify).version()
+            self._dashboard_client_at(route, timeout=timeout, retries=0, verify=verify).version()
         except RayJobsError as exc:
             return exc
         except NotFound as exc:
@@ -584,17 +620,17 @@ class Cluster:
         progress: bool | Progress,
         clock: Clock,
     ) -> None:
-        from flarekit.cluster._dashboard import DashboardNotExposed
         from flarekit.ray import RayJobsApiError
 
-        try:
-            uri = self.cluster_dashboard_uri()
-        except DashboardNotExposed:
-            uri = None
-            answer = self._dashboard_answer(5.0, True)
+        route = self._dashboard_route()
+        uri = route[0]
+        if uri is None:
+            answer = self._dashboard_answer(5.0, True, route)
+            if answer is None:
+                return
             if isinstance(answer, RayJobsApiError) and answer.status == 404:
                 return  # no proxy to it on this server: nothing can ever answer there
-        if uri is not None and _never_resolves(uri):
+        elif _never_resolves(uri):
             return  # e.g. the practice cluster's hosts: nothing can ever answer there
         where = f"at {uri}" if uri is not None else "through the API server"
         wait_until(

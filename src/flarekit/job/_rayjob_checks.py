@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
+from flarekit._sizes import check_annotations
 from flarekit._validation import (
     ValidationReport,
     check_count,
@@ -78,7 +79,7 @@ def validate(job: RayJob) -> ValidationReport:
     _check_entrypoint_resources(report, job)
     _check_submitter(report, job)
     check_labels(report, "labels", job.labels)
-    check_labels(report, "annotations", job.annotations, values_are_labels=False)
+    check_annotations(report, "annotations", job.annotations)
     if job.local_queue is not None:
         check_queued(report, job, "local_queue")
     return report

@@ -50,6 +50,7 @@ from flarekit_testing.operators._flavor_assignment import Assignment, QuotaTree,
 from flarekit_testing.operators._kueue_queues import keep_finalizers, report_queue_states
 from flarekit_testing.operators._pytorchjob import run_policy_suspended
 from flarekit_testing.operators._queue_usage import report_queue_usage
+from flarekit_testing.operators._webhooks import KueueWebhooks
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
@@ -140,6 +141,8 @@ class KueueController(SimController):
     """
 
     resource = WORKLOADS
+    #: Kueue's admission webhooks (finalizers, quotas, suspended queued jobs; `_webhooks`)
+    webhooks = (KueueWebhooks(),)
 
     def __init__(
         self, admit_after: float = 0.0, *, pending: bool = False, clock: Clock | None = None

@@ -9,8 +9,9 @@ when nothing else changes. Kueue's webhooks put the finalizer on every ClusterQu
 ResourceFlavor it sees, so deleting one answers with the object, now terminating, and it is
 gone only once nothing uses it: a ClusterQueue when no Workload holds quota in it (meanwhile
 `Active` is False, reason `Terminating`), a ResourceFlavor when no ClusterQueue names it. Here
-the finalizer is added on the first tick after the object appears (there is no webhook), and
-removed on the tick after it stops being used.
+the simulated webhook (`flarekit_testing.operators._webhooks`) adds the finalizer when the
+object is created, the controller puts it back when an update removed it, and removes it on
+the tick after a deleted object stops being used.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from flarekit_testing.apiserver import ApiError
 from flarekit_testing.operators._base import set_condition
+from flarekit_testing.operators._webhooks import FINALIZER
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["FINALIZER", "keep_finalizers", "report_queue_states"]
 
 JSON = dict[str, Any]
-FINALIZER = "kueue.x-k8s.io/resource-in-use"
 CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
 LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
 FLAVORS = "resourceflavors.kueue.x-k8s.io"

@@ -185,24 +185,23 @@ def _pod_ready(pod: Mapping[str, Any]) -> bool:
     )
 
 
-def _head_pod_ready(
-    conditions: list[JSON], head: Mapping[str, Any] | None, generation: Any
-) -> list[JSON]:
-    """`HeadPodReady` as KubeRay derives it from the head pod's `Ready` condition."""
+def _head_pod_ready(head: Mapping[str, Any] | None) -> tuple[bool, str, str]:
+    """`HeadPodReady` (status, reason, message) as KubeRay derives it from the head pod's
+    `Ready` condition."""
     if head is None:
-        return set_condition(
-            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
-        )
+        return _HEAD_NOT_FOUND
     ready = next(
         (c for c in (head.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"),
         None,
     )
     if ready is None:
-        return set_condition(conditions, "HeadPodReady", False, "Unknown", "", generation)
+        return False, "Unknown", ""
     status = ready.get("status") == "True"
     reason = str(ready.get("reason") or ("HeadPodRunningAndReady" if status else "Unknown"))
-    message = str(ready.get("message") or "")
-    return set_condition(conditions, "HeadPodReady", status, reason, message, generation)
+    return status, reason, str(ready.get("message") or "")
+
+
+_HEAD_NOT_FOUND = (False, "HeadPodNotFound", "Head Pod not found")
 
 
 def ready_status(
@@ -219,15 +218,10 @@ def ready_status(
     counts = desired(spec)
     generation = meta.get("generation")
     head_ip = str(((head or {}).get("status") or {}).get("podIP") or _ip("10.244", uid, "pod"))
-    conditions = _head_pod_ready(conditions, head or {"status": {"phase": "Running",
-        "conditions": [{"type": "Ready", "status": "True"}]}}, generation)  # fmt: skip
-    conditions = set_condition(
+    conditions = kuberay_conditions(
         conditions,
-        "RayClusterProvisioned",
-        True,
-        "AllPodRunningAndReadyFirstTime",
-        "All Ray Pods are ready for the first time",
-        generation,
+        _head_pod_ready(head) if head is not None else (True, "HeadPodRunningAndReady", ""),
+        (True, "AllPodRunningAndReadyFirstTime", "All Ray Pods are ready for the first time"),
     )
     cluster_ip = str(((service or {}).get("spec") or {}).get("clusterIP") or "None")
     previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
@@ -251,6 +245,23 @@ def ready_status(
         "lastUpdateTime": now,
         "observedGeneration": generation,
     }
+
+
+def kuberay_conditions(
+    conditions: list[JSON],
+    head: tuple[bool, str, str],
+    provisioned: tuple[bool, str, str] | None,
+    suspended: bool = False,
+    suspending: bool = False,
+) -> list[JSON]:
+    """The conditions as KubeRay's status gate sets them, in its order (`HeadPodReady`,
+    `RayClusterProvisioned`, `RayClusterSuspended`, `RayClusterSuspending`) and, as KubeRay
+    writes them, without `observedGeneration`. `provisioned` None leaves it as it is."""
+    out = set_condition(conditions, "HeadPodReady", *head)
+    if provisioned is not None:
+        out = set_condition(out, "RayClusterProvisioned", *provisioned)
+    out = set_condition(out, "RayClusterSuspended", suspended, "RayClusterSuspended")
+    return set_condition(out, "RayClusterSuspending", suspending, "RayClusterSuspending")
 
 
 class RayClusterController(SimController):
@@ -292,6 +303,8 @@ class RayClusterController(SimController):
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
         uid = str(obj["metadata"]["uid"])
         status = obj.get("status") or {}
+        # KubeRay makes the head Service before the pods, also while the cluster is suspended.
+        service = ensure_head_service(cluster, obj)
         if is_suspended(obj):
             self._suspended.add(uid)
             self._delete_pods(cluster, obj)
@@ -309,7 +322,6 @@ class RayClusterController(SimController):
             self._delete_pods(cluster, obj)
             self.write_status(cluster, obj, self._failed_status(obj))
             return
-        service = ensure_head_service(cluster, obj)  # before the pods, as KubeRay does
         pods = self._sync_pods(cluster, obj)
         if failing or since < self.ready_after or self.pods.unscheduled(pods):
             if status.get("state") != "ready":
@@ -356,7 +368,11 @@ class RayClusterController(SimController):
         names = {p["metadata"]["name"] for p in wanted}
         meta = obj["metadata"]
         for pod in self.pods.owned(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]}):
-            if pod["metadata"]["name"] not in names:
+            # A local Ray node whose process ended (Ray gives up on a node that starts too
+            # slowly on a busy machine) is made again, as a kubelet restarts a Ray
+            # container (KubeRay's pods restart Always) or KubeRay replaces a pod that ended.
+            ended = self.pods.local is not None and _phase(pod) in ("Failed", "Succeeded")
+            if ended or pod["metadata"]["name"] not in names:
                 self.pods.delete_pod(cluster, meta["namespace"], pod["metadata"]["name"])
         return self.pods.ensure(cluster, wanted)
 
@@ -411,15 +427,16 @@ class RayClusterController(SimController):
     def _provisioning_status(self, obj: JSON, pods: list[JSON] | None = None) -> JSON:
         generation = obj["metadata"].get("generation")
         head = next((p for p in pods or [] if _node_type(p) == "head"), None)
-        conditions = _head_pod_ready(self._conditions(obj), head, generation)
         ready_workers = sum(1 for p in pods or [] if _node_type(p) != "head" and _pod_ready(p))
-        conditions = set_condition(
-            conditions,
-            "RayClusterProvisioned",
-            False,
-            "RayClusterPodsProvisioning",
-            "RayCluster Pods are being provisioned for first time",
-            generation,
+        conditions = kuberay_conditions(
+            self._conditions(obj),
+            _head_pod_ready(head),
+            (
+                False,
+                "RayClusterPodsProvisioning",
+                "RayCluster Pods are being provisioned for first time",
+            ),
+            suspending=is_suspended(obj),
         )
         return {
             **desired(obj.get("spec") or {}),
@@ -438,11 +455,8 @@ class RayClusterController(SimController):
             True,
             "FailedCreateHeadPod",
             self.failure_message,
-            generation,
         )
-        conditions = set_condition(
-            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
-        )
+        conditions = set_condition(conditions, "HeadPodReady", *_HEAD_NOT_FOUND)
         previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
         return {
             **desired(obj.get("spec") or {}),
@@ -459,22 +473,11 @@ class RayClusterController(SimController):
     def _suspended_status(self, obj: JSON) -> JSON:
         generation = obj["metadata"].get("generation")
         status = obj.get("status") or {}
-        conditions = set_condition(
+        conditions = kuberay_conditions(
             self._conditions(obj),
-            "RayClusterProvisioned",
-            False,
-            "RayClusterPodsProvisioning",
-            "RayCluster has been suspended",
-            generation,
-        )
-        conditions = set_condition(
-            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
-        )
-        conditions = set_condition(
-            conditions, "RayClusterSuspending", False, "RayClusterSuspending", "", generation
-        )
-        conditions = set_condition(
-            conditions, "RayClusterSuspended", True, "RayClusterSuspended", "", generation
+            _HEAD_NOT_FOUND,
+            (False, "RayClusterPodsProvisioning", "RayCluster has been suspended"),
+            suspended=True,
         )
         previous = status.get("stateTransitionTimes") or {}
         return {
@@ -499,14 +502,8 @@ class RayClusterController(SimController):
         }
 
     def _resumed_status(self, obj: JSON) -> JSON:
-        generation = obj["metadata"].get("generation")
         conditions = set_condition(
-            self._conditions(obj),
-            "RayClusterSuspended",
-            False,
-            "RayClusterSuspended",
-            "",
-            generation,
+            self._conditions(obj), "RayClusterSuspended", False, "RayClusterSuspended"
         )
         return {
             **self._provisioning_status({**obj, "status": {"conditions": conditions}}),

@@ -7,7 +7,8 @@ seconds (and, with `wait_for_cluster`, once that cluster's `state` is `ready`) t
 Running with Ray's job status PENDING, then RUNNING on the next tick, and `run_for` seconds
 later Complete/SUCCEEDED or Failed/FAILED (`reason: AppFailed` and a `message`). With
 `shutdownAfterJobFinishes` the job's own cluster is deleted `ttlSecondsAfterFinished` after
-the end. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
+the end. A new job gets KubeRay's `ray.io/rayjob-finalizer`, which holds a deleted job until
+its cluster and submitter are gone. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
 `Suspending` (its cluster deleted) back to `Suspended`; resuming starts it over.
 
 In `K8sJobMode` (the default) the job gets a submitter pod when it starts running, as the pod
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 CLUSTER_LABEL = "ray.io/cluster"
-#: KubeRay's finalizer on RayJobs: it stops the Ray job before the RayJob goes.
+#: KubeRay stops the Ray job before a deleted RayJob goes (`ray.io/rayjob-finalizer`).
 FINALIZER = "ray.io/rayjob-finalizer"
 DEFAULT_FAILURE = "Job entrypoint command failed with exit code 1"
 _RESET = {
@@ -106,7 +107,8 @@ class RayJobController(SimController):
         status = obj.get("status") or {}
         state = status.get("jobDeploymentStatus") or "New"
         if state == "New" and FINALIZER not in (obj["metadata"].get("finalizers") or []):
-            obj = self._set_finalizer(cluster, obj, True)
+            self._set_finalizer(cluster, obj, True)
+            return  # KubeRay returns after adding it and goes on at the next reconcile
         if state in ("Complete", "Failed"):
             self._maybe_shut_down(cluster, obj)
             return
@@ -362,10 +364,14 @@ class RayJobController(SimController):
         return cluster.patch(self.name(cluster), meta["name"], patch, meta.get("namespace"))
 
     def finalize(self, cluster: FakeCluster, obj: JSON) -> None:
-        """The RayJob is being deleted: stop its Ray job, then let it go."""
+        """A deleted job: its Ray job stops, its cluster and submitter go, then KubeRay's
+        finalizer."""
+        if FINALIZER not in (obj["metadata"].get("finalizers") or []):
+            return
         self.stop_job(cluster, obj)
-        if FINALIZER in (obj["metadata"].get("finalizers") or []):
-            self._set_finalizer(cluster, obj, False)
+        self._delete_own_cluster(cluster, obj)
+        self._delete_submitter(cluster, obj)
+        self._set_finalizer(cluster, obj, False)
 
     def stop_job(self, cluster: FakeCluster, obj: JSON) -> None:
         """Stop the job's Ray job, when it runs on a local Ray cluster (nothing runs in a

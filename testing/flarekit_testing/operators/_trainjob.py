@@ -22,7 +22,6 @@ deleted on suspension and with the job.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -262,8 +261,9 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
         job_name = f"{name}-{job}-0"
         job_uid = _sim_pods.synthetic_uid(jobset_uid, job_name)
         if job == "node":
-            torch_env = _torch_env(cluster, obj, count, name, template)
-            template = _with_trainer(template, trainer, torch_env)
+            template = _with_trainer(
+                template, trainer, _torch_env(cluster, obj, count, name, template)
+            )
         for index in range(count):
             labels = {
                 JOBSET_LABEL: name,
@@ -284,6 +284,7 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
                 _sim_pods.job_owner(job_name, job_uid),
             )
             pod["metadata"].setdefault("annotations", {})[INDEX_LABEL] = str(index)
+            _add_completion_index(pod)
             pod["spec"].setdefault("hostname", f"{job_name}-{index}")  # as JobSet names them
             pod["spec"].setdefault("subdomain", name)
             out.append(pod)
@@ -329,42 +330,44 @@ def _with_trainer(template: JSON, trainer: JSON, torch_env: list[JSON]) -> JSON:
     return {**template, "spec": spec}
 
 
-def _node_resources(trainer: JSON, template: JSON) -> JSON:
-    """The resources of one node: the TrainJob's `resourcesPerNode`, else the runtime's."""
-    if trainer.get("resourcesPerNode"):
-        return dict(trainer["resourcesPerNode"])
-    for container in (template.get("spec") or {}).get("containers") or []:
-        if container.get("name") == "node":
-            return dict(container.get("resources") or {})
-    return {}
+def _add_completion_index(pod: JSON) -> None:
+    """What the Job controller gives every container of an Indexed Job's pod."""
+    index_ref = f"metadata.annotations['{INDEX_LABEL}']"
+    var = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"fieldPath": index_ref}}}
+    for key in ("initContainers", "containers"):
+        for container in pod["spec"].get(key) or []:
+            if not any(e.get("name") == var["name"] for e in container.get("env") or []):
+                container["env"] = [*(container.get("env") or []), var]
 
 
-def _procs_per_node(trainer: JSON, resources: JSON) -> str:
-    """``PET_NPROC_PER_NODE`` as Trainer's torch policy sets it: the TrainJob's
-    `numProcPerNode`; else ``auto`` on GPU nodes, and on CPU nodes the CPUs asked for
-    (requests, else limits; rounded up; at least 1)."""
-    if trainer.get("numProcPerNode") is not None:
+def _procs_per_node(trainer: JSON, template: JSON) -> str:
+    """Trainer 2.3's `numProcPerNode`: the TrainJob's, else `auto`, which without GPUs is the
+    node's whole CPUs (at least 1)."""
+    if trainer.get("numProcPerNode"):
         return str(trainer["numProcPerNode"])
-    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-    for amounts in (requests, limits):
-        if any("gpu" in str(name).lower() and quantity.parse(v) > 0 for name, v in amounts.items()):
-            return "auto"
-    cpu = requests.get("cpu") if requests.get("cpu") not in (None, 0, "0") else limits.get("cpu")
-    cores = math.ceil(quantity.parse(cpu)) if cpu is not None else 0
-    return str(max(1, cores))
+    resources = trainer.get("resourcesPerNode")
+    if resources is None:
+        containers = (template.get("spec") or {}).get("containers") or []
+        node: JSON = next((c for c in containers if c.get("name") == "node"), {})
+        resources = node.get("resources") or {}
+    amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    if any("gpu" in str(name) for name in amounts):
+        return "auto"
+    cpu = (resources.get("requests") or {}).get("cpu") or (resources.get("limits") or {}).get("cpu")
+    whole = int(quantity.parse(cpu)) if cpu is not None else 0
+    return str(max(1, whole))
 
 
 def _torch_env(
-    cluster: FakeCluster, obj: JSON, nodes: int, name: str, template: JSON
+    cluster: FakeCluster, obj: JSON, nodes: int, name: str, template: JSON | None = None
 ) -> list[JSON]:
-    """The variables Trainer's torch policy gives the trainer container (torchrun reads
-    them), as Trainer v2.3 sets them."""
+    """The variables Trainer's torch policy gives every node (torchrun reads them)."""
     runtime = podsets.runtime_of(cluster, obj) or {}
     policy = (runtime.get("spec") or {}).get("mlPolicy") or {}
     if "torch" not in policy:
         return []
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    procs = _procs_per_node(trainer, _node_resources(trainer, template))
+    procs = _procs_per_node(trainer, template or {})
     index_ref = f"metadata.annotations['{INDEX_LABEL}']"
     return [
         {"name": "PET_NNODES", "value": str(nodes)},
