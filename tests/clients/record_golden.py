@@ -17,6 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))  # tests/conftest.py's own helpers (build_parts, ...)
 
 from differential_backends import CLIENTS, run_script, save_golden, server_version  # noqa: E402
 
