@@ -196,6 +196,7 @@ class PortForward:
         self._requested = _check_port(local_port, "local_port", allow_zero=True)
         self._transport = transport
         self._listener: socket.socket | None = None
+        self._local_port = 0
         self._wake: tuple[socket.socket, socket.socket] | None = None
         self._lock = threading.Lock()
         self._threads: set[threading.Thread] = set()
@@ -212,9 +213,8 @@ class PortForward:
 
     @property
     def local_port(self) -> int:
-        if self._listener is None:
-            raise RuntimeError("the port forward is not started")
-        return int(self._listener.getsockname()[1])
+        """The port it listens on (0 before `start()`; kept after `close()`)."""
+        return self._local_port
 
     def __repr__(self) -> str:
         where = f"{self.address}:{self.local_port}" if self._listener else "not started"
@@ -242,6 +242,7 @@ class PortForward:
             listener.close()
             raise
         self._listener = listener
+        self._local_port = int(listener.getsockname()[1])
         self._wake = socket.socketpair()
         self._spawn(self._accept, "accept")
         return self
@@ -314,10 +315,7 @@ class PortForward:
                 if not data:
                     break
                 connection.sendall(data)
-        except (PortForwardError, OSError) as exc:
-            if not self._closed:
-                self._record(exc)
-        except Exception as exc:  # a protocol error of websocket-client
+        except Exception as exc:  # the node's error, a lost connection, a protocol error
             if not self._closed:
                 self._record(exc)
         finally:
