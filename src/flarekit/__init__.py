@@ -88,6 +88,12 @@ if TYPE_CHECKING:
         PatchType as PatchType,
     )
     from flarekit.client import (
+        PortForward as PortForward,
+    )
+    from flarekit.client import (
+        PortForwardError as PortForwardError,
+    )
+    from flarekit.client import (
         PropagationPolicy as PropagationPolicy,
     )
     from flarekit.client import (

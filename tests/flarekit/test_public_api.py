@@ -47,6 +47,8 @@ PUBLIC = [
     "JobStatus",
     "KubeconfigError",
     "ListIterator",
+    "PortForward",
+    "PortForwardError",
     "LocalQueueSpec",
     "NotFound",
     "NotServed",

@@ -1,10 +1,13 @@
-"""``flarekit cluster apply|down|status|list|render``: Ray clusters from the command line.
+"""``flarekit cluster apply|down|status|list|render|port-forward``: Ray clusters from the
+command line.
 
 Parameters are :class:`~flarekit.ClusterConfiguration`'s, from a file (``-f cluster.yaml``:
 ``name: demo``, ``num_workers: 2``, ``worker_memory_requests: 8Gi``, ``worker_groups: [...]``)
 and flags (``--num-workers 3``, ``--worker-memory 8Gi``, ``--set enable_gcs_ft=true``), flags
 winning. ``render`` needs no cluster and no credentials: it writes the RayCluster (or the
-AppWrapper holding it) as YAML or JSON.
+AppWrapper holding it) as YAML or JSON. ``port-forward NAME [LOCAL:]REMOTE`` relays a port
+on 127.0.0.1 to a port of the cluster's head pod through the API server, until interrupted
+(``port-forward demo 10001`` for ``ray.init("ray://127.0.0.1:10001")``).
 """
 
 from __future__ import annotations
@@ -275,6 +278,41 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ports(text: str) -> tuple[int, int]:
+    """``[LOCAL:]REMOTE`` as (local, remote); LOCAL 0 or empty: any free port."""
+    local, _, remote = text.rpartition(":")
+    try:
+        numbers = (int(local) if local else (0 if ":" in text else int(remote)), int(remote))
+    except ValueError:
+        numbers = (-1, -1)
+    if not (0 <= numbers[0] <= 65535 and 1 <= numbers[1] <= 65535):
+        raise UsageError(
+            f"PORTS must be [LOCAL:]REMOTE with REMOTE 1 to 65535 and LOCAL 0 (any free port) "
+            f"to 65535, got {text!r}"
+        )
+    return numbers
+
+
+def _port_forward(args: argparse.Namespace) -> int:
+    import contextlib
+    import threading
+
+    from flarekit import get_cluster
+
+    local, remote = _ports(args.ports)  # checked before connecting
+    client = connect(args)
+    cluster = get_cluster(args.name, namespace_of(args, client), client)
+    with cluster.port_forward(remote, local_port=local) as forward:
+        args.err.write(
+            f"Forwarding from 127.0.0.1:{forward.local_port} -> {remote} of pod "
+            f"{forward.namespace}/{forward.pod} (through the API server); Ctrl-C ends it\n"
+        )
+        args.err.flush()
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    return 0
+
+
 def _yaml(data: Mapping[str, JsonValue]) -> str:
     from flarekit._yaml import dump_yaml
 
@@ -335,3 +373,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         hint=" (to write the file into a directory, use --out-dir DIR)",
     )
     render.set_defaults(run=_render)
+
+    forward = sub.add_parser(
+        "port-forward",
+        help="relay a local port to the head pod, through the API server",
+        description="Relay 127.0.0.1:LOCAL to port REMOTE of the Ray cluster's running head "
+        "pod through the API server (pods/portforward), as `kubectl port-forward` does, until "
+        "interrupted. LOCAL defaults to REMOTE; 0 picks a free port.",
+    )
+    forward.add_argument("name", help="the cluster's name")
+    forward.add_argument("ports", metavar="[LOCAL:]REMOTE", help="e.g. 10001, 8265:8265, 0:10001")
+    add_common(forward, formats=("table",), default="table")
+    forward.set_defaults(run=_port_forward)

@@ -40,8 +40,9 @@ class UsageError(Exception):
 
 def one_line(exc: BaseException) -> str:
     """The exception's message on a single line (multi-line messages, such as a list of
-    validation problems, are joined with ``; ``)."""
-    lines = [line.strip() for line in str(exc).splitlines()]
+    validation problems, are joined with ``; ``), with its notes (what it means, what to do)."""
+    text = "\n".join([str(exc), *getattr(exc, "__notes__", ())])
+    lines = [line.strip() for line in text.splitlines()]
     lines = [line.removeprefix("- ").strip() for line in lines if line]
     if not lines:
         return type(exc).__name__
