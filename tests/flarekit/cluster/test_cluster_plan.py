@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flarekit import Client
+from flarekit import Client, Plan
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.kueue import QueueOptOutWarning
 from flarekit_testing import ClusterBackend
@@ -34,7 +34,7 @@ def _apply(cluster: Cluster) -> None:
         cluster.apply(no_queue=True)
 
 
-def _plan(cluster: Cluster, *, diff: bool = False):  # type: ignore[no-untyped-def]
+def _plan(cluster: Cluster, *, diff: bool = False) -> Plan:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", QueueOptOutWarning)
         return cluster.diff(no_queue=True) if diff else cluster.apply(no_queue=True, dry_run=True)
@@ -51,7 +51,8 @@ def test_dry_run_of_a_new_cluster_writes_nothing_and_shows_the_defaults(
     assert plan.summary() == "raycluster.ray.io/rc created (server dry run)\n"
     # KubeRay's CRD defaults what flarekit does not send; the server's answer says so
     assert change.defaults["spec.workerGroupSpecs[0].numOfHosts"] == 1
-    assert change.result["metadata"]["uid"]  # type: ignore[index]
+    metadata = change.result["metadata"]
+    assert isinstance(metadata, dict) and metadata["uid"]
     text = str(plan)
     assert text.startswith("diff -u -N live/ray.io.v1.RayCluster.")
     assert "+    replicas: 2\n" in text
