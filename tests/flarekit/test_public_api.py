@@ -38,6 +38,8 @@ PUBLIC = [
     "Credentials",
     "DashboardNotExposed",
     "DistributedJob",
+    "ObjectChange",
+    "Plan",
     "FieldValidation",
     "Forbidden",
     "Gone",

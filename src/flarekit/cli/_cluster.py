@@ -1,4 +1,4 @@
-"""``flarekit cluster apply|down|status|list|render|port-forward``: Ray clusters from the
+"""``flarekit cluster apply|diff|down|status|list|render|port-forward``: Ray clusters from the
 command line.
 
 Parameters are :class:`~flarekit.ClusterConfiguration`'s, from a file (``-f cluster.yaml``:
@@ -163,6 +163,10 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:
 def _apply(args: argparse.Namespace) -> int:
     from flarekit import Cluster
 
+    if args.dry_run != "none":
+        from flarekit.cli._plan import dry_run_apply
+
+        return dry_run_apply(args)
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
     cluster = Cluster(config, client).apply(force=args.force)
@@ -321,6 +325,8 @@ def _yaml(data: Mapping[str, JsonValue]) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cluster`` and its subcommands."""
+    from flarekit.cli._plan import add_diff, add_dry_run
+
     group = commands.add_parser("cluster", help="Ray clusters", description=plain_text(__doc__))
     sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
 
@@ -329,8 +335,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     apply.add_argument("--wait", action="store_true", help="wait until it is ready")
     apply.add_argument("--timeout", type=seconds, default=600.0, help="seconds to wait (600)")
     apply.add_argument("--force", action="store_true", help="take over fields others manage")
+    add_dry_run(apply)
     add_common(apply)
     apply.set_defaults(run=_apply)
+    add_diff(sub)
 
     down = sub.add_parser("down", help="delete a Ray cluster")
     down.add_argument("name", help="the cluster's name")

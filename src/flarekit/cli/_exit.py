@@ -28,6 +28,9 @@ class ExitCode(enum.IntEnum):
     NO_CLUSTER = 4
     #: A wait (``--wait``) ended in a failure of the cluster or job, or timed out.
     WAIT_FAILED = 5
+    #: ``cluster diff`` only: the API refused the request or could not be reached (there,
+    #: as with ``kubectl diff``, 1 means that something would change).
+    DIFF_FAILED = 6
     #: A bug: an exception flarekit does not expect (``--debug`` shows the traceback).
     INTERNAL_ERROR = 70
     #: Interrupted (Ctrl-C).

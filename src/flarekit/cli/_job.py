@@ -232,7 +232,11 @@ def _logs(args: argparse.Namespace) -> int:
     client = connect(args)
     namespace = namespace_of(args, client)
     job = find_job(client, namespace, args.name, args.kind)
-    if isinstance(job, RayJob):
+    if args.prefix:
+        if args.node is not None:
+            raise UsageError("--node reads one node; --prefix reads every pod: leave out one")
+        text = job.logs(follow=args.follow, tail=args.tail, all_nodes=True)
+    elif isinstance(job, RayJob):
         if args.node is not None:
             raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
         text = job.logs(follow=args.follow, tail=args.tail)
@@ -434,7 +438,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     status.set_defaults(run=_status)
 
     logs = _named(sub, "logs", "a job's log (the RayJob's submitter, a TrainJob node)")
-    logs.add_argument("--follow", action="store_true", help="keep printing as lines come")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing as lines come")
+    logs.add_argument(
+        "--prefix",
+        action="store_true",
+        help="every pod of the job, each line prefixed [rank/pod] (with -f: merged as lines "
+        "come, until the job ends)",
+    )
     logs.add_argument("--tail", type=int, help="only the last N lines")
     logs.add_argument("--node", type=int, help="trainjob: which node's log (0)")
     add_common(logs, formats=("table",))

@@ -21,7 +21,7 @@ import contextlib
 import copy
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from flarekit._json import JsonObject
 from flarekit._objects import labels_of, metadata_of, name_of
@@ -41,6 +41,7 @@ from flarekit.cluster._status import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from flarekit._plan import Plan
     from flarekit._progress import Progress
     from flarekit.client._client import Client
     from flarekit.client._portforward import PortForward
@@ -469,8 +470,23 @@ class Cluster:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def apply(self, *, force: bool = False, no_queue: bool = False) -> Cluster:
+    @overload
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: Literal[False] = False
+    ) -> Cluster: ...
+
+    @overload
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: Literal[True]
+    ) -> Plan: ...
+
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: bool = False
+    ) -> Cluster | Plan:
         """Create the cluster, or update it in place (server-side apply); returns `self`.
+        `dry_run=True` makes every check and read, then sends the apply as a server-side dry
+        run and returns the `Plan` of what it would change (the server's defaults and
+        admission webhooks included); nothing is written.
         `no_queue=True` applies it without a Kueue queue on purpose (refused with a
         ``local_queue`` or ``priority_class``; a `QueueOptOutWarning` where Kueue is
         installed, since Kueue may still take or hold it).
@@ -526,6 +542,11 @@ class Cluster:
         # For a bare RayCluster the object to write is the one just read.
         stored = self._get(kind, name) if config.appwrapper else raycluster
         existed = stored is not None
+        if dry_run:
+            from flarekit._plan import Plan, change_of
+
+            result = self.client.apply(model, force=force, dry_run=True)
+            return Plan((change_of(model, stored, result, self.client.field_manager),))
         created: list[tuple[type[KubeResource], str]] = []
         try:
             stored = self.client.apply(model, force=force)
@@ -539,6 +560,12 @@ class Cluster:
         return self
 
     up = apply
+
+    def diff(self, *, force: bool = False, no_queue: bool = False) -> Plan:
+        """What :meth:`apply` would change, on the fields this client's field manager owns:
+        ``apply(dry_run=True)``; ``str()`` of the result is a unified diff, and its
+        ``exit_code`` is kubectl diff's (0: no change, 1: changes)."""
+        return self.apply(force=force, no_queue=no_queue, dry_run=True)
 
     def _check_not_taken(self, config: ClusterConfiguration) -> RayCluster | None:
         """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one;
