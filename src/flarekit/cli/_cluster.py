@@ -18,8 +18,15 @@ from typing import TYPE_CHECKING
 
 from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import UsageError
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
@@ -163,7 +170,15 @@ def _apply(args: argparse.Namespace) -> int:
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
     cluster = Cluster(config, client).apply(force=args.force)
-    status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
+    if args.wait:
+        left = (
+            f"Ray cluster {cluster.namespace}/{cluster.name} is left on the cluster: remove it "
+            f"with `flarekit cluster down {cluster.name} {target_flags(args, cluster.namespace)}`"
+        )
+        with leaving(left):
+            status = cluster.wait_ready(timeout=args.timeout)
+    else:
+        status = cluster.status()
     emit_objects([cluster.resource()], args.output, args.out, table=str(status), single=True)
     return 0
 
@@ -288,7 +303,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     apply = sub.add_parser("apply", help="create or update a Ray cluster")
     add_config_flags(apply)
-    apply.add_argument("--wait", action="store_true", help="wait until it is ready")
+    apply.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until it is ready (Ctrl-C or the timeout leave it, and say how to remove it)",
+    )
     apply.add_argument("--timeout", type=seconds, default=600.0, help="seconds to wait (600)")
     apply.add_argument("--force", action="store_true", help="take over fields others manage")
     add_common(apply)

@@ -24,8 +24,15 @@ from typing import TYPE_CHECKING
 
 from flarekit._validation import ConfigError, Problem
 from flarekit.cli._cluster import cluster_config
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import UsageError
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
@@ -195,7 +202,15 @@ def _submit(args: argparse.Namespace) -> int:
     make_job(kind, params, None)  # validate before connecting: invalid input needs no cluster
     client = connect(args)
     job = make_job(kind, params, client).submit()
-    status = job.wait(timeout=args.timeout) if args.wait else job.status()
+    if args.wait:
+        what = "RayJob" if kind == "rayjob" else "TrainJob"
+        namespace = job.namespace or namespace_of(args, client)
+        remove = f"flarekit job delete {job.name} --kind {kind} {target_flags(args, namespace)}"
+        left = f"{what} {namespace}/{job.name} is left on the cluster: remove it with `{remove}`"
+        with leaving(left):
+            status = job.wait(timeout=args.timeout)
+    else:
+        status = job.status()
     _emit_job(client, job, status, args)
     return 0
 
@@ -424,7 +439,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     submit.add_argument("--cpu", help="trainjob: CPU per node (e.g. 4)")
     submit.add_argument("--memory", help="trainjob: memory per node (e.g. 16Gi)")
     submit.add_argument("--gpus", type=int, help="trainjob: GPUs per node")
-    submit.add_argument("--wait", action="store_true", help="wait until the job finishes")
+    submit.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until the job finishes (Ctrl-C or the timeout leave it and say how to delete it)",
+    )
     submit.add_argument("--timeout", type=seconds, default=3600.0, help="seconds to wait (3600)")
     add_common(submit)
     submit.set_defaults(run=_submit, takes_command=True)
