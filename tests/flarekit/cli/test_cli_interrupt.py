@@ -11,19 +11,21 @@ from cli_support import flarekit, one_error_line
 
 from flarekit.cli import ExitCode, build_parser
 from flarekit_testing import FakeCluster
-from kube_support import cluster_queue, local_queue, new_namespace
+from kube_support import local_queue, new_namespace
 from terminal_support import interrupt_flarekit
 
 
 @pytest.fixture
 def stuck(fake: FakeCluster) -> str:
-    """A namespace whose default LocalQueue feeds a ClusterQueue without quota: whatever is
-    queued there and asks for CPU stays queued, so a wait for it can only be interrupted or
-    time out."""
-    cluster_queue(fake, "cq-empty", quota={"cpu": "0", "memory": "0", "nvidia.com/gpu": "0"})
+    """A namespace whose default LocalQueue feeds a ClusterQueue that does not exist: Kueue
+    admits nothing queued there, so a wait for it can only be interrupted or time out."""
     name = new_namespace(fake, "stuck")
-    local_queue(fake, name, cluster_queue="cq-empty", default=True)
+    local_queue(fake, name, cluster_queue="cq-missing", default=True)
     return name
+
+
+def _exists(fake: FakeCluster, resource: str, namespace: str) -> bool:
+    return fake.get(resource, "held", namespace) is not None
 
 
 def _removes(fake: FakeCluster, line: str, marker: str) -> list[str]:
@@ -40,9 +42,9 @@ def test_ctrl_c_during_cluster_apply_wait_names_the_cluster_and_how_to_remove_it
     kubeconfig = str(fake.kubeconfig_path)
     screen = interrupt_flarekit(
         ["cluster", "apply", "held", "--wait", "-n", stuck, "--kubeconfig", kubeconfig],
-        ready=lambda shown: "waiting for" in shown and fake.get("rayclusters", "held", stuck),
+        ready=lambda shown: "waiting for" in shown and _exists(fake, "rayclusters", stuck),
     )
-    assert screen.code == ExitCode.INTERRUPTED == 130, screen
+    assert screen.code == ExitCode.INTERRUPTED, screen
     last = screen.lines[-1]
     assert last == (
         f"error: interrupted; Ray cluster {stuck}/held is left on the cluster: remove it with "
@@ -59,9 +61,9 @@ def test_ctrl_c_during_job_submit_wait_names_the_job_and_how_to_delete_it(
 ) -> None:
     kubeconfig = str(fake.kubeconfig_path)
     screen = interrupt_flarekit(
-        ["job", "submit", "held", "--kind", "trainjob", "--cpu", "1", "--wait", "-n", stuck,
+        ["job", "submit", "held", "--kind", "trainjob", "--wait", "-n", stuck,
          "--kubeconfig", kubeconfig],
-        ready=lambda shown: "waiting for" in shown and fake.get("trainjobs", "held", stuck),
+        ready=lambda shown: "waiting for" in shown and _exists(fake, "trainjobs", stuck),
     )  # fmt: skip
     assert screen.code == ExitCode.INTERRUPTED, screen
     last = screen.lines[-1]
@@ -89,7 +91,7 @@ def test_a_timed_out_cluster_wait_names_what_it_leaves(fake: FakeCluster, stuck:
 
 
 def test_a_timed_out_job_wait_names_what_it_leaves(fake: FakeCluster, stuck: str) -> None:
-    result = flarekit(fake, "job", "submit", "late", "--kind", "trainjob", "--cpu", "1", "--wait",
+    result = flarekit(fake, "job", "submit", "late", "--kind", "trainjob", "--wait",
                       "--timeout", "0.2", namespace=stuck)  # fmt: skip
     assert result.code == ExitCode.WAIT_FAILED
     line = one_error_line(result)
