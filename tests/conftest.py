@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from build_parts import after_builds, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
 from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
-from flarekit_testing import ControlPlane
+from flarekit_testing import ControlPlane, OperatorNotBuilt
 from flarekit_testing.pytest_plugin import (  # noqa: F401 - every test: no operator raised
     pytest_configure,
     simulated_operators_raised_nothing,
@@ -81,19 +82,68 @@ def need_real_node() -> None:
 
 
 @pytest.fixture(scope="session")
-def real_node_ready() -> None:
+def real_node_ready(request: pytest.FixtureRequest) -> None:
     """Skips (fails in CI) the test unless a real node can run here (see `need_real_node`)."""
+    after_builds(request, "the real node's programs and images")
     need_real_node()
 
 
 @pytest.fixture(scope="session")
-def controlplane_binaries() -> Path:
+def controlplane_binaries(request: pytest.FixtureRequest) -> Path:
     """The folder with the control plane's programs (skips, or fails in CI, without it)."""
+    after_builds(request, "the control plane's programs")
     return need_controlplane()
+
+
+@pytest.fixture(scope="session")
+def operator_builds(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The newest built release of each operator family (none where a family has no build):
+    for tests that read the operator builds (which releases, their upstream installs)."""
+    from flarekit_testing.controlplane._operators import FAMILIES, built_versions
+
+    after_builds(request, "the operators' builds")
+    newest = {family: built_versions(family) for family in FAMILIES}
+    return {family: found[-1] for family, found in newest.items() if found}
 
 
 @pytest.fixture(scope="session")
 def control_plane(controlplane_binaries: Path) -> Iterator[ControlPlane]:
     """The session's real control plane (default upstream releases, two fake GPU nodes)."""
     with ControlPlane(binaries=controlplane_binaries) as plane:
+        yield plane
+
+
+#: Every operator family the control plane can run (the end-to-end tests and the client
+#: differential use them all).
+OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator")
+
+
+def built_operator_releases() -> dict[str, str]:
+    """The newest built release of each operator family (what `make control-plane` builds);
+    skips, or fails in CI, when one is missing."""
+    from flarekit_testing.controlplane._operator_runner import versions_for
+
+    try:
+        return versions_for(OPERATORS, None)
+    except OperatorNotBuilt as exc:
+        if in_ci():
+            pytest.fail(f"CI=true: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def operator_plane(controlplane_binaries: Path) -> Iterator[ControlPlane]:
+    """The session's control plane with every real operator, at the newest built releases
+    (started once, on first use, and shared by every folder that compares against the real
+    operators)."""
+    releases = built_operator_releases()
+    # Every operator's CRDs and webhooks: on a busy 2-core machine the API server takes
+    # minutes to establish them all, so the start is given more than the default minute.
+    with ControlPlane(
+        releases=releases,
+        operators=OPERATORS,
+        binaries=controlplane_binaries,
+        pod_run_time=1.0,
+        start_timeout=600.0,
+    ) as plane:
         yield plane
