@@ -4,6 +4,9 @@ Each pair is written out in its own module as plain functions from one model (or
 dict) to the other; :func:`convert` picks one by the object's apiVersion and kind. A field
 the target cannot express raises :class:`ConversionError` naming its path and both versions;
 fields unknown to both versions (kept by the models) are carried where their parent exists.
+
+Before a facade writes, `prepare_write` also evaluates the CEL rules of the CRD
+(`rule_failures`, raising `RulesFailed`), as the API server does.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from flarekit.compat._appwrapper import (
     appwrapper_v1beta1_to_v1beta2,
     appwrapper_v1beta2_to_v1beta1,
 )
+from flarekit.compat._cel import RuleFailure, RulesFailed, rule_failures
 from flarekit.compat._errors import ConversionError, NoConversion
 from flarekit.compat._fields import FieldUnavailable, MissingField, check_fields, missing_fields
 from flarekit.compat._kueue_admissioncheck import (
@@ -53,6 +57,8 @@ __all__ = [
     "FieldUnavailable",
     "MissingField",
     "NoConversion",
+    "RuleFailure",
+    "RulesFailed",
     "ServedVersion",
     "ServerReleases",
     "admissioncheck_v1beta1_to_v1beta2",
@@ -76,6 +82,7 @@ __all__ = [
     "prepare_write",
     "pytorchjob_to_trainjob",
     "raycluster_v1alpha1_to_v1",
+    "rule_failures",
     "trainjob_to_pytorchjob",
     "workload_v1beta1_to_v1beta2",
     "workload_v1beta2_to_v1beta1",

@@ -110,6 +110,7 @@ def prepare_write(
     *,
     parameters: Iterable[tuple[str, str]] = (),
     subject: str = "",
+    old: KubeModel | Mapping[str, JsonValue] | None = None,
 ) -> Any:
     """`obj` as it should be sent to `client`'s cluster: a validated model (`obj` itself
     when nothing changed), of the class of the version it is sent in (hence typed `Any`:
@@ -117,9 +118,11 @@ def prepare_write(
 
     Raises `FieldUnavailable` (a `ConfigError`) for fields the cluster's release lacks,
     `ConversionError` for values the served version cannot express, `NotServed` when the
-    kind is served only in a version flarekit cannot convert to. Objects of families that
-    are not installed, or of Kubernetes' own kinds, are returned unchanged (the create
-    itself then reports what is missing).
+    kind is served only in a version flarekit cannot convert to, `RulesFailed` (a
+    `ConfigError`) for the CEL rules of the release's CRD that the object fails (with `old`,
+    the object it replaces, transition rules too). Objects of families that are not
+    installed, or of Kubernetes' own kinds, are returned unchanged (the create itself then
+    reports what is missing).
     """
     from flarekit_models._registry import resource_model
 
@@ -145,11 +148,38 @@ def prepare_write(
                     model, data = None, moved
                 strict = (f"spec.{pod_field}[].",)
             check_fields(data, release, parameters=params, subject=subject, strict_under=strict)
+            _check_rules(data, release, old, subject)
     if model is None:
         model = resource_model(*_identity(data, api_version, kind)).model_validate(data)
     if isinstance(model, AppWrapper):
         _check_embedded(client, model, params, subject)
     return model
+
+
+def _check_rules(
+    data: Mapping[str, JsonValue],
+    release: FamilyRelease,
+    old: KubeModel | Mapping[str, JsonValue] | None,
+    subject: str,
+) -> None:
+    """Raise RulesFailed for the CEL rules of the cluster's release that `data` fails (the
+    rules of the release the models are generated from when the cluster's is not known)."""
+    from flarekit.compat._cel import RulesFailed, crd_schema, rule_failures
+    from flarekit_models._registry import lookup
+
+    head = head_of(data)
+    group, _, version = (head.api_version or "").rpartition("/")
+    info = lookup(head.api_version or "", head.kind or "")
+    family, tag = info.served_by[-1].split("@")
+    if release.release is not None and release.family == family:
+        tag = release.release
+    schema = crd_schema(family, tag, group, version, head.kind or "")
+    if schema is None:
+        return
+    before = old.to_dict() if isinstance(old, KubeModel) else old
+    failures = rule_failures(data, schema, before)
+    if failures:
+        raise RulesFailed(failures, subject)
 
 
 def _identity(data: Mapping[str, JsonValue], api_version: str, kind: str) -> tuple[str, str]:

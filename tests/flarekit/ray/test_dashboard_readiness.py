@@ -48,11 +48,17 @@ def test_a_dashboard_that_is_not_exposed_is_not_ready_and_not_waited_for(cluster
     assert cluster.wait_ready(timeout=30, **FAST).ready
 
 
+def _expose(monkeypatch: pytest.MonkeyPatch, cluster: Cluster, url: str) -> None:
+    """The dashboard as if a Route exposed it at `url` (every lookup the cluster makes)."""
+    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: url)
+    monkeypatch.setattr(cluster, "_dashboard_route", lambda: (url, None))
+
+
 def test_wait_ready_returns_once_the_dashboard_answers(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dashboard.route("GET", "/api/version", Reply(status=503), Reply(status=503), VERSION)
-    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: dashboard.url)
+    _expose(monkeypatch, cluster, dashboard.url)
     status = cluster.wait_ready(timeout=30, **FAST)
     assert status.ready
     assert dashboard.count("GET", "/api/version") == 3  # two 503s, then the answer
@@ -63,7 +69,7 @@ def test_wait_ready_without_the_dashboard_check(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dashboard.route("GET", "/api/version", Reply(status=503))
-    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: dashboard.url)
+    _expose(monkeypatch, cluster, dashboard.url)
     assert cluster.wait_ready(timeout=30, dashboard_check=False, **FAST).ready
     assert dashboard.count() == 0
 
@@ -72,7 +78,7 @@ def test_a_dashboard_that_never_answers_times_out_naming_it(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dashboard.route("GET", "/api/version", Reply(status=503))
-    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: dashboard.url)
+    _expose(monkeypatch, cluster, dashboard.url)
     with pytest.raises(WaitTimeout) as timed_out:
         cluster.wait_ready(timeout=1, **FAST)
     assert f"the Ray dashboard of default/{cluster.name} at {dashboard.url}" in str(timed_out.value)
@@ -85,7 +91,7 @@ def test_an_unreachable_dashboard_is_not_ready(
 ) -> None:
     with FakeDashboard() as gone:
         url = gone.url
-    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: url)
+    _expose(monkeypatch, cluster, url)
     assert cluster.is_dashboard_ready(timeout=1) is False
 
 
