@@ -368,7 +368,7 @@ class Cluster:
     def details(self) -> ClusterDetails:
         """Status, addresses, queue admission and resources per group, read from the server."""
         from flarekit.cluster._dashboard import DashboardNotExposed
-        from flarekit.cluster._details import ClusterDetails, group_rows
+        from flarekit.cluster._details import ClusterDetails, group_rows, ray_report
         from flarekit.cluster._read import from_raycluster
 
         raycluster, wrapper = self._read()
@@ -381,8 +381,9 @@ class Cluster:
             described = self.config  # an object no configuration can express
         try:
             dashboard = self.cluster_dashboard_uri()
+            reported = None if _never_resolves(dashboard) else ray_report(dashboard)
         except DashboardNotExposed as exc:
-            dashboard = str(exc)
+            dashboard, reported = str(exc), None
         return ClusterDetails(
             status=status,
             kind=_kind_of(aw),
@@ -392,6 +393,7 @@ class Cluster:
             dashboard=dashboard,
             admission=self._admission(wrapper if wrapper is not None else raycluster, status),
             groups=group_rows(described),
+            ray_resources=reported,
         )
 
     def _admission(self, top: KubeResource | None, status: ClusterStatus) -> str | None:
