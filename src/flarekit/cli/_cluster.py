@@ -1,6 +1,8 @@
 """``flarekit cluster apply|diff|down|status|list|render|port-forward``: Ray clusters from the
 command line.
 
+``get`` is ``status`` and ``delete`` is ``down``, under the names kubectl users reach for.
+
 Parameters are :class:`~flarekit.ClusterConfiguration`'s, from a file (``-f cluster.yaml``:
 ``name: demo``, ``num_workers: 2``, ``worker_memory_requests: 8Gi``, ``worker_groups: [...]``)
 and flags (``--num-workers 3``, ``--worker-memory 8Gi``, ``--set enable_gcs_ft=true``), flags
@@ -21,8 +23,15 @@ from typing import TYPE_CHECKING
 
 from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import UsageError
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
@@ -169,8 +178,16 @@ def _apply(args: argparse.Namespace) -> int:
         return dry_run_apply(args)
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
-    cluster = Cluster(config, client).apply(force=args.force)
-    status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
+    cluster = Cluster(config, client).apply(force=args.force, no_queue=args.no_queue)
+    if args.wait:
+        left = (
+            f"Ray cluster {cluster.namespace}/{cluster.name} is left on the cluster: remove it "
+            f"with `flarekit cluster down {cluster.name} {target_flags(args, cluster.namespace)}`"
+        )
+        with leaving(left):
+            status = cluster.wait_ready(timeout=args.timeout)
+    else:
+        status = cluster.status()
     emit_objects([cluster.resource()], args.output, args.out, table=str(status), single=True)
     return 0
 
@@ -219,13 +236,15 @@ _WIDE = ("KIND", "HEAD")
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
     from flarekit import ALL_NAMESPACES, ClusterState
+    from flarekit._objects import metadata_of
+    from flarekit._tables import Age
     from flarekit.cluster._lookup import ClusterList, find_clusters
     from flarekit.cluster._wrapper import appwrapper_kind
     from flarekit_models.ray.v1 import RayCluster
 
     every = namespace == ALL_NAMESPACES
     shape = ClusterList(namespace=namespace)
-    header = shape._header()
+    header = (*shape._header(), "AGE")
 
     def read() -> list[Listed]:
         rows = []
@@ -233,7 +252,9 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
             s = found.status
             if args.queued and s.state is not ClusterState.QUEUED:
                 continue
-            row = ClusterList([s], namespace=namespace)._rows()[0]
+            meta = metadata_of(found.resource)
+            created = Age(meta.creation_timestamp if meta is not None else None)
+            row = (*ClusterList([s], namespace=namespace)._rows()[0], created)
             kind = type(found.resource).resource_info().kind
             wide = (*row, kind, s.head_address)
             rows.append(Listed((s.namespace, s.name, kind), row, wide, found.resource))
@@ -332,15 +353,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     apply = sub.add_parser("apply", help="create or update a Ray cluster")
     add_config_flags(apply)
-    apply.add_argument("--wait", action="store_true", help="wait until it is ready")
+    apply.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until it is ready (Ctrl-C or the timeout leave it, and say how to remove it)",
+    )
     apply.add_argument("--timeout", type=seconds, default=600.0, help="seconds to wait (600)")
     apply.add_argument("--force", action="store_true", help="take over fields others manage")
     add_dry_run(apply)
+    apply.add_argument(
+        "--no-queue",
+        action="store_true",
+        help="without a Kueue queue, on purpose (e.g. a namespace that has no LocalQueue)",
+    )
     add_common(apply)
     apply.set_defaults(run=_apply)
     add_diff(sub)
 
-    down = sub.add_parser("down", help="delete a Ray cluster")
+    down = sub.add_parser("down", aliases=["delete"], help="delete a Ray cluster")
     down.add_argument("name", help="the cluster's name")
     down.add_argument("--wait", action="store_true", help="wait until it is gone")
     down.add_argument("--timeout", type=seconds, default=300.0, help="seconds to wait (300)")
@@ -350,7 +380,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_common(down, formats=DELETE_FORMATS)
     down.set_defaults(run=_down)
 
-    status = sub.add_parser("status", help="a Ray cluster's state")
+    status = sub.add_parser("status", aliases=["get"], help="a Ray cluster's state")
     status.add_argument("name", help="the cluster's name")
     status.add_argument(
         "--details", action="store_true", help="also addresses, queue admission, resources"

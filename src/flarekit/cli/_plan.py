@@ -40,7 +40,8 @@ def _plan(args: argparse.Namespace) -> Plan:
     from flarekit.cli._common import connect
 
     config = config_from_args(args)  # validated before connecting
-    return Cluster(config, connect(args)).apply(force=args.force, dry_run=True)
+    no_queue = bool(getattr(args, "no_queue", False))  # apply's flag; diff has none
+    return Cluster(config, connect(args)).apply(force=args.force, no_queue=no_queue, dry_run=True)
 
 
 def dry_run_apply(args: argparse.Namespace) -> int:

@@ -345,6 +345,12 @@ class Cluster:
             self._dashboard_route(), timeout=timeout, retries=retries, verify=verify
         )
 
+    @property
+    def job_client(self) -> RayJobClient:
+        """:meth:`dashboard_client` with its defaults, under the name codeflare-sdk gives it
+        (``cluster.job_client``), so code written for codeflare finds it."""
+        return self.dashboard_client()
+
     def _dashboard_route(self) -> tuple[str | None, RayCluster | None]:
         """The dashboard's exposed URL (None when nothing exposes it) and the RayCluster read
         to find it: one lookup that the dashboard checks share, instead of one per step."""
