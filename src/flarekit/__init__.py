@@ -24,6 +24,12 @@ from flarekit._lazy import lazy_module
 
 if TYPE_CHECKING:
     # The public names: this block is their one list (`lazy_module` reads it for the loader).
+    from flarekit._plan import (
+        ObjectChange as ObjectChange,
+    )
+    from flarekit._plan import (
+        Plan as Plan,
+    )
     from flarekit._validation import (
         ConfigError as ConfigError,
     )
@@ -86,6 +92,12 @@ if TYPE_CHECKING:
     )
     from flarekit.client import (
         PatchType as PatchType,
+    )
+    from flarekit.client import (
+        PortForward as PortForward,
+    )
+    from flarekit.client import (
+        PortForwardError as PortForwardError,
     )
     from flarekit.client import (
         PropagationPolicy as PropagationPolicy,

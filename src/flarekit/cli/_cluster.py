@@ -1,10 +1,15 @@
-"""``flarekit cluster apply|down|status|list|render``: Ray clusters from the command line.
+"""``flarekit cluster apply|diff|down|status|list|render|port-forward``: Ray clusters from the
+command line.
+
+``get`` is ``status`` and ``delete`` is ``down``, under the names kubectl users reach for.
 
 Parameters are :class:`~flarekit.ClusterConfiguration`'s, from a file (``-f cluster.yaml``:
 ``name: demo``, ``num_workers: 2``, ``worker_memory_requests: 8Gi``, ``worker_groups: [...]``)
 and flags (``--num-workers 3``, ``--worker-memory 8Gi``, ``--set enable_gcs_ft=true``), flags
 winning. ``render`` needs no cluster and no credentials: it writes the RayCluster (or the
-AppWrapper holding it) as YAML or JSON.
+AppWrapper holding it) as YAML or JSON. ``port-forward NAME [LOCAL:]REMOTE`` relays a port
+on 127.0.0.1 to a port of the cluster's head pod through the API server, until interrupted
+(``port-forward demo 10001`` for ``ray.init("ray://127.0.0.1:10001")``).
 """
 
 from __future__ import annotations
@@ -18,8 +23,15 @@ from typing import TYPE_CHECKING
 
 from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import UsageError
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
@@ -160,10 +172,22 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:
 def _apply(args: argparse.Namespace) -> int:
     from flarekit import Cluster
 
+    if args.dry_run != "none":
+        from flarekit.cli._plan import dry_run_apply
+
+        return dry_run_apply(args)
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
-    cluster = Cluster(config, client).apply(force=args.force)
-    status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
+    cluster = Cluster(config, client).apply(force=args.force, no_queue=args.no_queue)
+    if args.wait:
+        left = (
+            f"Ray cluster {cluster.namespace}/{cluster.name} is left on the cluster: remove it "
+            f"with `flarekit cluster down {cluster.name} {target_flags(args, cluster.namespace)}`"
+        )
+        with leaving(left):
+            status = cluster.wait_ready(timeout=args.timeout)
+    else:
+        status = cluster.status()
     emit_objects([cluster.resource()], args.output, args.out, table=str(status), single=True)
     return 0
 
@@ -212,13 +236,15 @@ _WIDE = ("KIND", "HEAD")
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
     from flarekit import ALL_NAMESPACES, ClusterState
+    from flarekit._objects import metadata_of
+    from flarekit._tables import Age
     from flarekit.cluster._lookup import ClusterList, find_clusters
     from flarekit.cluster._wrapper import appwrapper_kind
     from flarekit_models.ray.v1 import RayCluster
 
     every = namespace == ALL_NAMESPACES
     shape = ClusterList(namespace=namespace)
-    header = shape._header()
+    header = (*shape._header(), "AGE")
 
     def read() -> list[Listed]:
         rows = []
@@ -226,7 +252,9 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
             s = found.status
             if args.queued and s.state is not ClusterState.QUEUED:
                 continue
-            row = ClusterList([s], namespace=namespace)._rows()[0]
+            meta = metadata_of(found.resource)
+            created = Age(meta.creation_timestamp if meta is not None else None)
+            row = (*ClusterList([s], namespace=namespace)._rows()[0], created)
             kind = type(found.resource).resource_info().kind
             wide = (*row, kind, s.head_address)
             rows.append(Listed((s.namespace, s.name, kind), row, wide, found.resource))
@@ -275,6 +303,41 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ports(text: str) -> tuple[int, int]:
+    """``[LOCAL:]REMOTE`` as (local, remote); LOCAL 0 or empty: any free port."""
+    local, _, remote = text.rpartition(":")
+    try:
+        numbers = (int(local) if local else (0 if ":" in text else int(remote)), int(remote))
+    except ValueError:
+        numbers = (-1, -1)
+    if not (0 <= numbers[0] <= 65535 and 1 <= numbers[1] <= 65535):
+        raise UsageError(
+            f"PORTS must be [LOCAL:]REMOTE with REMOTE 1 to 65535 and LOCAL 0 (any free port) "
+            f"to 65535, got {text!r}"
+        )
+    return numbers
+
+
+def _port_forward(args: argparse.Namespace) -> int:
+    import contextlib
+    import threading
+
+    from flarekit import get_cluster
+
+    local, remote = _ports(args.ports)  # checked before connecting
+    client = connect(args)
+    cluster = get_cluster(args.name, namespace_of(args, client), client)
+    with cluster.port_forward(remote, local_port=local) as forward:
+        args.err.write(
+            f"Forwarding from 127.0.0.1:{forward.local_port} -> {remote} of pod "
+            f"{forward.namespace}/{forward.pod} (through the API server); Ctrl-C ends it\n"
+        )
+        args.err.flush()
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    return 0
+
+
 def _yaml(data: Mapping[str, JsonValue]) -> str:
     from flarekit._yaml import dump_yaml
 
@@ -283,18 +346,31 @@ def _yaml(data: Mapping[str, JsonValue]) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cluster`` and its subcommands."""
+    from flarekit.cli._plan import add_diff, add_dry_run
+
     group = commands.add_parser("cluster", help="Ray clusters", description=plain_text(__doc__))
     sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     apply = sub.add_parser("apply", help="create or update a Ray cluster")
     add_config_flags(apply)
-    apply.add_argument("--wait", action="store_true", help="wait until it is ready")
+    apply.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until it is ready (Ctrl-C or the timeout leave it, and say how to remove it)",
+    )
     apply.add_argument("--timeout", type=seconds, default=600.0, help="seconds to wait (600)")
     apply.add_argument("--force", action="store_true", help="take over fields others manage")
+    add_dry_run(apply)
+    apply.add_argument(
+        "--no-queue",
+        action="store_true",
+        help="without a Kueue queue, on purpose (e.g. a namespace that has no LocalQueue)",
+    )
     add_common(apply)
     apply.set_defaults(run=_apply)
+    add_diff(sub)
 
-    down = sub.add_parser("down", help="delete a Ray cluster")
+    down = sub.add_parser("down", aliases=["delete"], help="delete a Ray cluster")
     down.add_argument("name", help="the cluster's name")
     down.add_argument("--wait", action="store_true", help="wait until it is gone")
     down.add_argument("--timeout", type=seconds, default=300.0, help="seconds to wait (300)")
@@ -304,7 +380,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_common(down, formats=DELETE_FORMATS)
     down.set_defaults(run=_down)
 
-    status = sub.add_parser("status", help="a Ray cluster's state")
+    status = sub.add_parser("status", aliases=["get"], help="a Ray cluster's state")
     status.add_argument("name", help="the cluster's name")
     status.add_argument(
         "--details", action="store_true", help="also addresses, queue admission, resources"
@@ -335,3 +411,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         hint=" (to write the file into a directory, use --out-dir DIR)",
     )
     render.set_defaults(run=_render)
+
+    forward = sub.add_parser(
+        "port-forward",
+        help="relay a local port to the head pod, through the API server",
+        description="Relay 127.0.0.1:LOCAL to port REMOTE of the Ray cluster's running head "
+        "pod through the API server (pods/portforward), as `kubectl port-forward` does, until "
+        "interrupted. LOCAL defaults to REMOTE; 0 picks a free port.",
+    )
+    forward.add_argument("name", help="the cluster's name")
+    forward.add_argument("ports", metavar="[LOCAL:]REMOTE", help="e.g. 10001, 8265:8265, 0:10001")
+    add_common(forward, formats=("table",), default="table")
+    forward.set_defaults(run=_port_forward)

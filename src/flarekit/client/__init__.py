@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the public names, listed once (read by the loader below)
     from flarekit.client._errors import Unauthorized as Unauthorized
     from flarekit.client._limits import ReadLimits as ReadLimits
     from flarekit.client._list import ListIterator as ListIterator
+    from flarekit.client._portforward import PortForward as PortForward
+    from flarekit.client._portforward import PortForwardError as PortForwardError
     from flarekit.client._resource import ALL_NAMESPACES as ALL_NAMESPACES
     from flarekit.client._retry import RetryPolicy as RetryPolicy
     from flarekit.client._warnings import InsecureConnectionWarning as InsecureConnectionWarning

@@ -17,8 +17,11 @@ Kueue labels, head Services and Routes. The order of work is the point:
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from typing import TYPE_CHECKING, TypeVar
+import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from flarekit._json import JsonObject
 from flarekit._objects import labels_of, metadata_of, name_of
@@ -38,8 +41,10 @@ from flarekit.cluster._status import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from flarekit._plan import Plan
     from flarekit._progress import Progress
     from flarekit.client._client import Client
+    from flarekit.client._portforward import PortForward
     from flarekit.cluster._client_tls import RayClientTLS
     from flarekit.cluster._details import ClusterDetails
     from flarekit.ray import RayJobClient, RayJobsError
@@ -98,6 +103,9 @@ class Cluster:
         self._client = client
         #: The AppWrapper's name when it differs from the RayCluster's (attached clusters).
         self._appwrapper_name: str | None = None
+        #: The port-forward behind `local_client_url()` (closed by `close()`).
+        self._forward: PortForward | None = None
+        self._finalizer: weakref.finalize[[], Cluster] | None = None
 
     def __repr__(self) -> str:
         kind = "AppWrapper" if self.config.appwrapper else "RayCluster"
@@ -213,19 +221,78 @@ class Cluster:
         port = _endpoint(raycluster, "client", CLIENT_PORT)
         return f"ray://{service}.{self.namespace}.svc:{port}"
 
-    def local_client_url(self) -> str:
+    def local_client_url(self, *, port_forward: bool | None = None) -> str:
         """The address for ``ray.init()``, read from the server: ``ray://<host>`` when a Route,
-        Ingress or HTTPRoute exposes the head Service's client port, else the in-cluster
-        ``ray://<head service>.<ns>.svc:<port>`` of the head Service as it exists.
+        Ingress or HTTPRoute exposes the head Service's client port. Else, by `port_forward`:
+        True (the default outside a pod) forwards a local port to the running head pod through
+        the API server and answers ``ray://127.0.0.1:<port>``; False (the default inside a
+        pod) answers the head Service's in-cluster ``ray://<service>.<ns>.svc:<port>``.
 
-        Unlike :meth:`cluster_uri`, nothing is assumed: `NotFound` when the cluster does not
-        exist, :class:`~flarekit.cluster.RayClientUnavailable` when its head Service does not
-        (yet) or has no client port. On a cluster with Ray mTLS, first
-        :meth:`generate_tls_cert` and ``export_env()``.
+        The forward belongs to this object: later calls reuse it while the same head pod
+        runs, and :meth:`close` (or leaving ``with cluster:``, or :meth:`down`) ends it; for a
+        forward scoped to a block, use :meth:`local_client`. Nothing is assumed: `NotFound`
+        when the cluster does not exist, :class:`~flarekit.cluster.RayClientUnavailable` when
+        its head Service or running head pod does not (yet), or it has no client port. On a
+        cluster with Ray mTLS, first :meth:`generate_tls_cert` and ``export_env()``.
         """
-        from flarekit.cluster._client_url import local_client_url
+        from flarekit.cluster._client_url import client_address
+        from flarekit.cluster._forward import forward_target, in_a_pod
 
-        return local_client_url(self.client, self.namespace, self.name)
+        address = client_address(self.client, self.namespace, self.name)
+        if address.exposed_host:
+            return f"ray://{address.exposed_host}"
+        forward = not in_a_pod() if port_forward is None else port_forward
+        if not forward:
+            return address.in_cluster
+        pod, port = forward_target(self.client, self.namespace, self.name, address.port)
+        current = self._forward
+        if current is None or current.closed or (current.pod, current.port) != (pod, port):
+            self.close()  # none yet, or the head pod was replaced
+            current = self.client.port_forward(pod, port, namespace=self.namespace).start()
+            self._forward = current
+            self._finalizer = weakref.finalize(self, current.close)
+        return f"ray://127.0.0.1:{current.local_port}"
+
+    @contextlib.contextmanager
+    def local_client(self) -> Iterator[str]:
+        """``with cluster.local_client() as url: ray.init(url)``: the Ray client address, by
+        a port-forward to the head pod that ends with the block (unless a Route, Ingress or
+        HTTPRoute exposes the client port: then its ``ray://<host>``, and no forward)."""
+        from flarekit.cluster._client_url import client_address
+        from flarekit.cluster._forward import forward_target
+
+        address = client_address(self.client, self.namespace, self.name)
+        if address.exposed_host:
+            yield f"ray://{address.exposed_host}"
+            return
+        pod, port = forward_target(self.client, self.namespace, self.name, address.port)
+        with self.client.port_forward(pod, port, namespace=self.namespace) as forward:
+            yield f"ray://127.0.0.1:{forward.local_port}"
+
+    def port_forward(self, port: int, *, local_port: int = 0) -> PortForward:
+        """A forward (use it in ``with``) from `local_port` on 127.0.0.1 (0: any free port) to
+        `port` of the cluster's running head pod, through the API server."""
+        from flarekit.cluster._forward import open_head_forward
+
+        return open_head_forward(
+            self.client, self.namespace, self.name, port, local_port=local_port
+        )
+
+    def close(self) -> None:
+        """End the port-forward :meth:`local_client_url` started, if any (the cluster itself
+        is untouched: :meth:`down` deletes it)."""
+        forward, self._forward = self._forward, None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if forward is not None:
+            forward.close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def generate_tls_cert(
         self,
@@ -277,6 +344,12 @@ class Cluster:
         return self._dashboard_client_at(
             self._dashboard_route(), timeout=timeout, retries=retries, verify=verify
         )
+
+    @property
+    def job_client(self) -> RayJobClient:
+        """:meth:`dashboard_client` with its defaults, under the name codeflare-sdk gives it
+        (``cluster.job_client``), so code written for codeflare finds it."""
+        return self.dashboard_client()
 
     def _dashboard_route(self) -> tuple[str | None, RayCluster | None]:
         """The dashboard's exposed URL (None when nothing exposes it) and the RayCluster read
@@ -403,8 +476,23 @@ class Cluster:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def apply(self, *, force: bool = False, no_queue: bool = False) -> Cluster:
+    @overload
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: Literal[False] = False
+    ) -> Cluster: ...
+
+    @overload
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: Literal[True]
+    ) -> Plan: ...
+
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: bool = False
+    ) -> Cluster | Plan:
         """Create the cluster, or update it in place (server-side apply); returns `self`.
+        `dry_run=True` makes every check and read, then sends the apply as a server-side dry
+        run and returns the `Plan` of what it would change (the server's defaults and
+        admission webhooks included); nothing is written.
         `no_queue=True` applies it without a Kueue queue on purpose (refused with a
         ``local_queue`` or ``priority_class``; a `QueueOptOutWarning` where Kueue is
         installed, since Kueue may still take or hold it).
@@ -460,6 +548,11 @@ class Cluster:
         # For a bare RayCluster the object to write is the one just read.
         stored = self._get(kind, name) if config.appwrapper else raycluster
         existed = stored is not None
+        if dry_run:
+            from flarekit._plan import Plan, change_of
+
+            result = self.client.apply(model, force=force, dry_run=True)
+            return Plan((change_of(model, stored, result, self.client.field_manager),))
         created: list[tuple[type[KubeResource], str]] = []
         try:
             stored = self.client.apply(model, force=force)
@@ -473,6 +566,12 @@ class Cluster:
         return self
 
     up = apply
+
+    def diff(self, *, force: bool = False, no_queue: bool = False) -> Plan:
+        """What :meth:`apply` would change, on the fields this client's field manager owns:
+        ``apply(dry_run=True)``; ``str()`` of the result is a unified diff, and its
+        ``exit_code`` is kubectl diff's (0: no change, 1: changes)."""
+        return self.apply(force=force, no_queue=no_queue, dry_run=True)
 
     def _check_not_taken(self, config: ClusterConfiguration) -> RayCluster | None:
         """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one;
@@ -563,6 +662,7 @@ class Cluster:
                 kind, name = appwrapper_kind(self.client), owner
             else:
                 kind, name = RayCluster, self.name
+        self.close()  # the head pod goes: so does the forward to it
         try:
             self.client.delete(kind, name, namespace=self.namespace)
         except NotFound:

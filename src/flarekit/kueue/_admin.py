@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from flarekit._json import JsonValue
 from flarekit._objects import metadata_of
@@ -44,6 +44,7 @@ from flarekit.kueue._priority import WorkloadPriorityClassSpec
 from flarekit.kueue._spec import KueueObjectSpec
 
 if TYPE_CHECKING:
+    from flarekit._plan import Plan
     from flarekit.client._client import Client
     from flarekit_models._base import KubeResource
     from flarekit_models.core.v1 import Taint, Toleration
@@ -167,10 +168,29 @@ def _missing_references(
     return problems
 
 
+@overload
 def apply_all(
-    client: Client, specs: Iterable[AdminSpec], *, force: bool = False
-) -> list[KubeResource]:
+    client: Client,
+    specs: Iterable[AdminSpec],
+    *,
+    force: bool = False,
+    dry_run: Literal[False] = False,
+) -> list[KubeResource]: ...
+
+
+@overload
+def apply_all(
+    client: Client, specs: Iterable[AdminSpec], *, force: bool = False, dry_run: Literal[True]
+) -> Plan: ...
+
+
+def apply_all(
+    client: Client, specs: Iterable[AdminSpec], *, force: bool = False, dry_run: bool = False
+) -> list[KubeResource] | Plan:
     """Create or update every described object, in the Kueue version the cluster serves.
+    `dry_run=True` makes every check, then sends each apply as a server-side dry run and
+    returns the `Plan` of what the call would create or change (nothing is written, so
+    nothing needs rolling back).
 
     Raises `ConfigError` (before any write) for invalid descriptions, dangling references
     and fields the cluster's Kueue release lacks (`flarekit.compat.FieldUnavailable`).
@@ -191,6 +211,8 @@ def apply_all(
     problems = _missing_references(client, version, ordered)
     if problems:
         raise ConfigError(problems, "Kueue objects")
+    if dry_run:
+        return _dry_run(client, version, rendered, force)
     found = {
         _key(spec): _read(client, version, spec.kind, spec.name, _key(spec)[1]) for spec in ordered
     }
@@ -223,6 +245,23 @@ def apply_all(
         raise
     stale = [obj for key, obj in found.items() if key in existing and obj is not None]
     return _confirm(client, rendered, applied, existing, stale, force)
+
+
+def _dry_run(
+    client: Client,
+    version: KueueVersion,
+    rendered: list[tuple[KueueObjectSpec, KubeResource]],
+    force: bool,
+) -> Plan:
+    """Each object's apply as a server-side dry run, in the order `apply_all` writes them."""
+    from flarekit._plan import Plan, change_of
+
+    changes = []
+    for spec, model in rendered:
+        live = _read(client, version, spec.kind, spec.name, _key(spec)[1])
+        result = client.apply(model, force=force, dry_run=True)
+        changes.append(change_of(model, live, result, client.field_manager))
+    return Plan(tuple(changes))
 
 
 def _marked(model: KubeResource, mark: Mark) -> KubeResource:

@@ -400,10 +400,11 @@ class RayJobController(SimController):
         """Stop the job's Ray job, when it runs on a local Ray cluster (nothing runs in a
         simulated one)."""
         status = obj.get("status") or {}
-        if not self._runs_locally(obj) or status.get("jobStatus") in TERMINAL:
+        local = self.pods.local
+        if local is None or not self._runs_locally(obj) or status.get("jobStatus") in TERMINAL:
             return
         ns = str(obj["metadata"]["namespace"])
-        self.pods.local.ray.stop_job(ns, str(status["rayClusterName"]), str(status["jobId"]))
+        local.ray.stop_job(ns, str(status["rayClusterName"]), str(status["jobId"]))
 
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
         """Garbage-collect the job's own cluster, as ownerReferences would on a real cluster."""
