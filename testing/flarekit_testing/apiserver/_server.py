@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import flarekit_models
 from flarekit_testing.apiserver import _crd_api, _deletes, _reads, _writes
 from flarekit_testing.apiserver import pods as _pods
 from flarekit_testing.apiserver._auth import Policy, Rule, rule
@@ -64,15 +65,8 @@ def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
     Read once per set of releases and shared by every FakeCluster that serves them: nothing
     changes a served CRD, and compiled schemas are cached per schema object, so later
     FakeClusters start without reading or compiling them again."""
-    try:
-        from flarekit_models._crds import crds_for, default_releases
-    except ImportError as exc:
-        raise RuntimeError(
-            "FakeCluster needs the generated models package (flarekit_models._crds) to serve "
-            "upstream releases; build it with `make generate`, or pass crds=[...] explicitly"
-        ) from exc
-    chosen = dict(default_releases() if releases is None else releases)
-    return list(_release_crds(tuple(sorted(chosen.items())), crds_for))
+    chosen = dict(flarekit_models.default_releases() if releases is None else releases)
+    return list(_release_crds(tuple(sorted(chosen.items())), flarekit_models.crds_for))
 
 
 @functools.lru_cache(maxsize=16)
