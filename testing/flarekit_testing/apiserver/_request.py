@@ -70,6 +70,9 @@ class Response:
     code: int
     body: JSON
     warnings: list[str] = field(default_factory=list)
+    content_type: str = "application/json"
+    #: The request header the answer depends on (``Vary``), if any.
+    vary: str | None = None
 
 
 @dataclass(frozen=True)
