@@ -17,24 +17,23 @@ import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from flarekit._quantity import QUANTITY_EXAMPLES, QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from flarekit_models.core.v1 import Taint, Toleration
-
-    M = TypeVar("M", Taint, Toleration)
-
 __all__ = [
     "DEFAULT_EXTENDED_RESOURCES",
     "INT32_MAX",
+    "MAX_ANNOTATION_BYTES",
     "QUANTITY_MAX",
     "ConfigError",
     "Problem",
     "ValidationReport",
+    "annotation_bytes",
+    "check_annotation_size",
     "check_count",
     "check_dns1035_label",
     "check_dns1123_label",
@@ -48,8 +47,6 @@ __all__ = [
     "check_qualified_name",
     "check_quantity",
     "check_ray_image_version",
-    "check_taints",
-    "check_tolerations",
     "ray_version_of_image",
 ]
 
@@ -283,8 +280,6 @@ def check_labels(
             elif not isinstance(item, str):
                 report.add(f"{field}[{key!r}]", item, "expected a string", "a string")
     if not values_are_labels:
-        from flarekit._sizes import check_annotation_size
-
         check_annotation_size(report, field, value)
     return len(report) == before
 
@@ -527,71 +522,32 @@ def check_image(report: ValidationReport, field: str, value: object, *, example:
     return True
 
 
-# --- tolerations and taints ----------------------------------------------------------------
+# --- object sizes the API server refuses (the rest: flarekit._sizes) --------------------------
 
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_OPERATORS = ("Exists", "Equal")
-
-
-def _choices(values: tuple[str, ...]) -> str:
-    return ", ".join(repr(v) for v in values)
+KiB = 1024
+#: What the API server allows of one object's annotations, keys and values together.
+MAX_ANNOTATION_BYTES = 256 * KiB
 
 
-def _models(items: object, model: type[M]) -> list[tuple[int, M]]:
-    """The entries of `items` (models or their JSON) as models; entries the model refuses are
-    skipped (the model check that runs first has reported them)."""
-    from pydantic import ValidationError
-
-    out: list[tuple[int, M]] = []
-    for i, item in enumerate(items if isinstance(items, (list, tuple)) else ()):
-        if isinstance(item, model):
-            out.append((i, item))
-        elif isinstance(item, Mapping):
-            try:
-                out.append((i, model.model_validate(item)))
-            except ValidationError:
-                continue
-    return out
+def annotation_bytes(annotations: Mapping[object, object]) -> int:
+    """The size the API server counts: the UTF-8 bytes of every key and value."""
+    return sum(
+        len(str(key).encode("utf-8", "surrogatepass"))
+        + len(str(value).encode("utf-8", "surrogatepass"))
+        for key, value in annotations.items()
+    )
 
 
-def check_tolerations(report: ValidationReport, field: str, items: object) -> None:
-    """The values Kubernetes allows in tolerations (their models take any string): operator
-    ``Exists`` or ``Equal``, effect one of the taint effects or empty (all), no value with
-    ``Exists``, ``tolerationSeconds`` only with ``NoExecute``."""
-    from flarekit_models.core.v1 import Toleration
-
-    for i, item in _models(items, Toleration):
-        where = f"{field}[{i}]"
-        operator, effect = item.operator, item.effect
-        if operator not in (None, "", *_OPERATORS):
-            report.add(f"{where}.operator", operator, "not an operator", _choices(_OPERATORS))
-        if effect not in (None, "", *_TAINT_EFFECTS):
-            report.add(f"{where}.effect", effect, "not a taint effect", _choices(_TAINT_EFFECTS))
-        if operator == "Exists" and item.value:
-            report.add(f"{where}.value", item.value, "given with operator 'Exists'", "no value")
-        if item.toleration_seconds is not None and effect != "NoExecute":
-            report.add(
-                f"{where}.tolerationSeconds",
-                item.toleration_seconds,
-                f"given with effect {effect!r}",
-                "effect 'NoExecute' (the only effect that evicts), or no tolerationSeconds",
-            )
-        if item.key:
-            check_qualified_name(report, f"{where}.key", item.key)
-        elif operator != "Exists":
-            report.add(f"{where}.key", item.key, "empty with operator Equal", "a key, or 'Exists'")
-
-
-def check_taints(report: ValidationReport, field: str, items: object) -> None:
-    """The values Kubernetes allows in taints: a key and one of the three effects."""
-    from flarekit_models.core.v1 import Taint
-
-    for i, item in _models(items, Taint):
-        where = f"{field}[{i}]"
-        check_qualified_name(report, f"{where}.key", item.key)
-        if item.effect not in _TAINT_EFFECTS:
-            report.add(
-                f"{where}.effect", item.effect, "not a taint effect", _choices(_TAINT_EFFECTS)
-            )
-        if item.value:
-            check_label_value(report, f"{where}.value", item.value)
+def check_annotation_size(report: ValidationReport, field: str, annotations: object) -> None:
+    """Annotations of one object that the API server refuses for their total size."""
+    if not isinstance(annotations, Mapping):
+        return  # the type is reported by the caller's own checks
+    size = annotation_bytes(annotations)
+    if size > MAX_ANNOTATION_BYTES:
+        report.add(
+            field,
+            f"{size} bytes in {len(annotations)} annotation(s)",
+            f"the API server allows {MAX_ANNOTATION_BYTES // KiB} KiB of annotations per "
+            f"object (keys and values together), this is {size / KiB:.1f} KiB",
+            "smaller annotations; large data belongs in a ConfigMap or a volume",
+        )

@@ -16,13 +16,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.cluster
 from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, Problem
+from flarekit._yaml import dump_yaml
 from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
 from flarekit.cli._exit import UsageError
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -104,13 +108,11 @@ def _flag_params(args: argparse.Namespace) -> dict[str, object]:
 
 def cluster_config(
     params: Mapping[str, object], namespace: str | None = None, *, where: str = ""
-) -> ClusterConfiguration:
+) -> flarekit.ClusterConfiguration:
     """A validated ClusterConfiguration from parameter names and values (``worker_groups``
     as a list of mappings); `where` prefixes field names in errors (``cluster_config.``)."""
-    from flarekit import ClusterConfiguration, WorkerGroup
-
     params = dict(params)
-    check_names(params, _init_fields(ClusterConfiguration), "ClusterConfiguration", where)
+    check_names(params, _init_fields(flarekit.ClusterConfiguration), "ClusterConfiguration", where)
     if namespace is not None:
         params["namespace"] = namespace
     groups = params.get("worker_groups") or []
@@ -125,18 +127,18 @@ def cluster_config(
             raise ConfigError(
                 [Problem(path[:-1], group, "expected a mapping", "a mapping of parameters")]
             )
-        check_names(group, _init_fields(WorkerGroup), "WorkerGroup", path)
+        check_names(group, _init_fields(flarekit.WorkerGroup), "WorkerGroup", path)
         if "name" not in group:
             raise ConfigError([Problem(path + "name", None, "missing", "a group name")])
         # The constructors check the values (read from YAML, so of any type) and name each
         # wrong one: called through a Callable[..., T] they take them as they are.
-        group_of: Callable[..., WorkerGroup] = WorkerGroup
+        group_of: Callable[..., flarekit.WorkerGroup] = flarekit.WorkerGroup
         built.append(group_of(**{str(k): v for k, v in group.items()}))
     if groups:
         params["worker_groups"] = built
     if not params.get("name"):
         raise UsageError("the cluster needs a name: give it as an argument or as name: in -f")
-    config_of: Callable[..., ClusterConfiguration] = ClusterConfiguration
+    config_of: Callable[..., flarekit.ClusterConfiguration] = flarekit.ClusterConfiguration
     return config_of(**params)
 
 
@@ -158,26 +160,22 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from flarekit import Cluster
-
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
-    cluster = Cluster(config, client).apply(force=args.force)
+    cluster = flarekit.Cluster(config, client).apply(force=args.force)
     status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
     emit_objects([cluster.resource()], args.output, args.out, table=str(status), single=True)
     return 0
 
 
 def _down(args: argparse.Namespace) -> int:
-    from flarekit import NotFound, get_cluster
-
     client = connect(args)
     namespace = namespace_of(args, client)
     try:
-        cluster = get_cluster(args.name, namespace, client)
+        cluster = flarekit.get_cluster(args.name, namespace, client)
         resource = cluster.resource()
         deleted = cluster.down(wait=args.wait, timeout=args.timeout)
-    except NotFound:
+    except flarekit.NotFound:
         if not args.ignore_not_found:
             raise
         deleted = False
@@ -192,14 +190,12 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from flarekit import get_cluster
-
     if args.details and args.output != "table":
         raise UsageError(
             f"--details is a table; -o {args.output} prints the stored object: leave out one"
         )
     client = connect(args)
-    cluster = get_cluster(args.name, namespace_of(args, client), client)
+    cluster = flarekit.get_cluster(args.name, namespace_of(args, client), client)
     if args.output != "table":
         emit_objects([cluster.resource()], args.output, args.out, table="", single=True)
         return 0
@@ -211,22 +207,19 @@ _WIDE = ("KIND", "HEAD")
 
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
-    from flarekit import ALL_NAMESPACES, ClusterState
-    from flarekit.cluster._lookup import ClusterList, find_clusters
-    from flarekit.cluster._wrapper import appwrapper_kind
-    from flarekit_models.ray.v1 import RayCluster
-
-    every = namespace == ALL_NAMESPACES
-    shape = ClusterList(namespace=namespace)
-    header = shape._header()
+    every = namespace == flarekit.ALL_NAMESPACES
+    shape = flarekit.cluster.ClusterList(namespace=namespace)
+    header = shape.header()
 
     def read() -> list[Listed]:
         rows = []
-        for found in find_clusters(client, namespace, label_selector=args.selector):
+        for found in flarekit.cluster.find_clusters(
+            client, namespace, label_selector=args.selector
+        ):
             s = found.status
-            if args.queued and s.state is not ClusterState.QUEUED:
+            if args.queued and s.state is not flarekit.ClusterState.QUEUED:
                 continue
-            row = ClusterList([s], namespace=namespace)._rows()[0]
+            row = flarekit.cluster.ClusterList([s], namespace=namespace).rows()[0]
             kind = type(found.resource).resource_info().kind
             wide = (*row, kind, s.head_address)
             rows.append(Listed((s.namespace, s.name, kind), row, wide, found.resource))
@@ -238,15 +231,13 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
         selected = f" with labels {args.selector}" if args.selector else ""
         return f"{what} {where}{selected}: {count}"
 
-    kinds = (RayCluster, appwrapper_kind(client))
+    kinds = (ray_v1.RayCluster, flarekit.cluster.appwrapper_kind(client))
     return Listing(header, (*header, *_WIDE), title, read, kinds)
 
 
 def _list(args: argparse.Namespace) -> int:
-    from flarekit import ALL_NAMESPACES
-
     client = connect(args)
-    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    namespace = flarekit.ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
     listing = _listing(client, namespace, args)
     if args.watch:
         watch(listing, client, namespace, args.output, args.out, timeout=args.timeout)
@@ -256,10 +247,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from flarekit.cluster import render
-
     config = config_from_args(args)  # validated as it is built: not checked a second time
-    data = render(config, validated=True).to_dict()
+    data = flarekit.cluster.render(config, validated=True).to_dict()
     text = json.dumps(data, indent=2) + "\n" if args.output == "json" else _yaml(data)
     if args.out_dir is None:
         args.out.write(text)
@@ -276,8 +265,6 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _yaml(data: Mapping[str, JsonValue]) -> str:
-    from flarekit._yaml import dump_yaml
-
     return dump_yaml(dict(data), sort_keys=False)
 
 

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import enum
 
+import flarekit.client
+import flarekit.job
+import flarekit.ray
+from flarekit._validation import ConfigError
+from flarekit._wait import WaitError
+
 __all__ = ["ExitCode", "UsageError", "classify", "one_line"]
 
 
@@ -53,24 +59,23 @@ def one_line(exc: BaseException) -> str:
 
 def classify(exc: BaseException) -> ExitCode:
     """The exit code for an exception raised while running a command."""
-    from flarekit._validation import ConfigError
-    from flarekit._wait import WaitError
-    from flarekit.client._errors import ApiError, KubeconfigError
-    from flarekit.job._packaging import PackagingError
-    from flarekit.job._runtimes import RuntimeNotFound
-    from flarekit.ray import RayJobTimeout, RayJobValidationError
-
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED
     if isinstance(exc, UsageError):
         return ExitCode.USAGE_ERROR
-    if isinstance(exc, ConfigError | RuntimeNotFound | PackagingError | RayJobValidationError):
+    if isinstance(
+        exc,
+        ConfigError
+        | flarekit.job.RuntimeNotFound
+        | flarekit.job.PackagingError
+        | flarekit.ray.RayJobValidationError,
+    ):
         return ExitCode.VALIDATION_ERROR  # QueueNotFound is a ConfigError
-    if isinstance(exc, KubeconfigError):
+    if isinstance(exc, flarekit.client.KubeconfigError):
         return ExitCode.NO_CLUSTER
-    if isinstance(exc, WaitError | RayJobTimeout):
+    if isinstance(exc, WaitError | flarekit.ray.RayJobTimeout):
         return ExitCode.WAIT_FAILED
-    if isinstance(exc, ApiError | LookupError):
+    if isinstance(exc, flarekit.client.ApiError | LookupError):
         return ExitCode.API_ERROR  # also NotServed, DashboardNotExposed, "no pod yet"
     if (type(exc).__module__ or "").startswith("flarekit."):
         return ExitCode.API_ERROR  # the facade's state errors, such as RayJobError

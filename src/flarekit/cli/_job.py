@@ -22,18 +22,23 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.job
 from flarekit._validation import ConfigError, Problem
+from flarekit._wait import wait_until
 from flarekit.cli._cluster import cluster_config
 from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
 from flarekit.cli._exit import UsageError
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+from flarekit_models.ray import v1 as ray_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
     from flarekit import Client, RayJob, TrainJob
     from flarekit.job import JobStatus
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["JobNotFound", "register"]
 
@@ -54,16 +59,16 @@ def _kind_of(value: object, source: str) -> str:
 
 
 def _trainjob_params() -> list[str]:
-    from flarekit import TrainJob
-
-    names = inspect.signature(TrainJob.__init__).parameters
+    names = inspect.signature(flarekit.TrainJob.__init__).parameters
     return [n for n in names if n not in _NOT_FROM_FILES]
 
 
 def _rayjob_params() -> list[str]:
-    from flarekit import RayJob
-
-    return [f.name for f in dataclasses.fields(RayJob) if f.init and f.name not in _NOT_FROM_FILES]
+    return [
+        f.name
+        for f in dataclasses.fields(flarekit.RayJob)
+        if f.init and f.name not in _NOT_FROM_FILES
+    ]
 
 
 def _flags(args: argparse.Namespace, kind: str) -> dict[str, object]:
@@ -152,30 +157,32 @@ def _added(value: object, pairs: Mapping[str, str], name: str) -> dict[str, obje
     return {**{str(k): v for k, v in value.items()}, **pairs}
 
 
-def make_job(kind: str, params: Mapping[str, object], client: Client | None) -> RayJob | TrainJob:
+def make_job(
+    kind: str, params: Mapping[str, object], client: Client | None
+) -> flarekit.RayJob | flarekit.TrainJob:
     """The job, validated as a whole (`ConfigError` lists every problem); nothing is sent."""
-    from flarekit import RayJob, TrainJob
-
     # The constructors check the values (read from YAML, so of any type) and name each wrong
     # one: called through a Callable[..., T] they take them as they are.
-    job_of: Callable[..., RayJob | TrainJob] = TrainJob if kind == "trainjob" else RayJob
+    job_of: Callable[..., flarekit.RayJob | flarekit.TrainJob] = (
+        flarekit.TrainJob if kind == "trainjob" else flarekit.RayJob
+    )
     return job_of(**params, client=client)
 
 
 # -- finding an existing job -----------------------------------------------------------------
 
 
-def find_job(client: Client, namespace: str, name: str, kind: str | None) -> RayJob | TrainJob:
+def find_job(
+    client: Client, namespace: str, name: str, kind: str | None
+) -> flarekit.RayJob | flarekit.TrainJob:
     """The RayJob or TrainJob `name` (``kind`` None: whichever exists; both is ambiguous)."""
-    from flarekit import NotFound, RayJob, TrainJob
-
-    found: list[RayJob | TrainJob] = []
+    found: list[flarekit.RayJob | flarekit.TrainJob] = []
     if kind in (None, "rayjob"):
-        with contextlib.suppress(NotFound):
-            found.append(RayJob.from_existing(name, namespace, client=client))
+        with contextlib.suppress(flarekit.NotFound):
+            found.append(flarekit.RayJob.from_existing(name, namespace, client=client))
     if kind in (None, "trainjob"):
-        with contextlib.suppress(NotFound):
-            found.append(TrainJob.from_existing(name, namespace, client=client))
+        with contextlib.suppress(flarekit.NotFound):
+            found.append(flarekit.TrainJob.from_existing(name, namespace, client=client))
     if len(found) > 1:
         raise UsageError(
             f"both a RayJob and a TrainJob are named {name!r} in namespace {namespace!r}: "
@@ -200,13 +207,11 @@ def _submit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resource(client: Client, job: RayJob | TrainJob) -> KubeResource:
+def _resource(client: Client, job: flarekit.RayJob | TrainJob) -> KubeResource:
     """The job's object as stored (what ``-o yaml|json|name`` print)."""
-    from flarekit import RayJob
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-    kind: type[KubeResource] = RayJobModel if isinstance(job, RayJob) else TrainJobModel
+    kind: type[KubeResource] = (
+        ray_v1.RayJob if isinstance(job, flarekit.RayJob) else trainer_v1alpha1.TrainJob
+    )
     return client.get(kind, job.name, namespace=job.namespace)
 
 
@@ -227,12 +232,10 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _logs(args: argparse.Namespace) -> int:
-    from flarekit import RayJob
-
     client = connect(args)
     namespace = namespace_of(args, client)
     job = find_job(client, namespace, args.name, args.kind)
-    if isinstance(job, RayJob):
+    if isinstance(job, flarekit.RayJob):
         if args.node is not None:
             raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
         text = job.logs(follow=args.follow, tail=args.tail)
@@ -251,21 +254,17 @@ def _stopped(status: JobStatus) -> bool:
     """Whether the operators have stopped the job: KubeRay reports a RayJob Suspended (it
     passes through Suspending while it deletes the job's cluster), a TrainJob reads as
     Suspended; a job that ended meanwhile is left as it ended."""
-    from flarekit.job import JobState, RayJobStatus
-
     if status.finished:
         return True
-    if isinstance(status, RayJobStatus):
+    if isinstance(status, flarekit.job.RayJobStatus):
         return status.deployment_status == "Suspended"
-    return status.state is JobState.SUSPENDED
+    return status.state is flarekit.job.JobState.SUSPENDED
 
 
 def _stop(args: argparse.Namespace) -> int:
     """Ask for the stop, then (unless --no-wait) wait until the operators have stopped the
     job: right after the request a queued job still reads as it was (Running), since Kueue
     and the job's operator act on it only afterwards."""
-    from flarekit._wait import wait_until
-
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
     status = job.stop()
@@ -316,13 +315,11 @@ def list_jobs(
 ) -> list[Listed]:
     """Every RayJob and TrainJob in `namespace` (`ALL_NAMESPACES` for all) with its state,
     sorted by namespace, name and kind (kinds the cluster does not serve are skipped)."""
-    from flarekit.job._listing import JobKind, find_jobs
-
     rows: list[Listed] = []
-    chosen: JobKind | None = "rayjob" if kind == "rayjob" else None
+    chosen: flarekit.job.JobKind | None = "rayjob" if kind == "rayjob" else None
     if kind == "trainjob":
         chosen = "trainjob"
-    for job in find_jobs(client, namespace, chosen, label_selector):
+    for job in flarekit.job.find_jobs(client, namespace, chosen, label_selector):
         s = job.status
         row = (s.namespace, s.name, s.kind, s.summary, job.queue)
         rows.append(_row(row, s.message or s.reason, job.resource))
@@ -336,11 +333,7 @@ def _row(cells: tuple[str, str, str, str, str | None], detail: str, obj: KubeRes
 
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
-    from flarekit import ALL_NAMESPACES
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-    every = namespace == ALL_NAMESPACES
+    every = namespace == flarekit.ALL_NAMESPACES
     header: tuple[str, ...] = ("NAME", "KIND", "STATE", "QUEUE")
 
     def read() -> list[Listed]:
@@ -356,17 +349,15 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
 
     if every:
         header = ("NAMESPACE", *header)
-    kinds = {"rayjob": (RayJobModel,), "trainjob": (TrainJobModel,)}.get(
-        args.kind or "", (RayJobModel, TrainJobModel)
+    kinds = {"rayjob": (ray_v1.RayJob,), "trainjob": (trainer_v1alpha1.TrainJob,)}.get(
+        args.kind or "", (ray_v1.RayJob, trainer_v1alpha1.TrainJob)
     )
     return Listing(header, (*header, "MESSAGE"), title, read, kinds)
 
 
 def _list(args: argparse.Namespace) -> int:
-    from flarekit import ALL_NAMESPACES
-
     client = connect(args)
-    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    namespace = flarekit.ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
     listing = _listing(client, namespace, args)
     if args.watch:
         watch(listing, client, namespace, args.output, args.out, timeout=args.timeout)

@@ -32,9 +32,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.cluster
+import flarekit.walkthrough
+import flarekit.walkthrough.backends
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
+from flarekit_models.networking import v1 as networking_v1
+from flarekit_models.ray import v1 as ray_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
+
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit_models.networking.v1 import Ingress
     from flarekit_models.ray.v1 import RayCluster
     from flarekit_testing import FakeCluster
 
@@ -60,62 +69,48 @@ _NOTE_ANNOTATION = "flarekit.dev/simulated"
 
 def prepare(client: Client) -> None:
     """What an admin sets up before users arrive: namespace, queues, training runtime."""
-    from flarekit import ClusterQueueSpec, LocalQueueSpec, ResourceFlavorSpec, apply_all
-    from flarekit.walkthrough._runtime import torch_distributed_runtime
-    from flarekit_models.core.v1 import Namespace
-    from flarekit_models.meta.v1 import ObjectMeta
-    from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime
-
-    client.apply(Namespace(metadata=ObjectMeta(name=NAMESPACE)))
+    client.apply(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=NAMESPACE)))
     quota: dict[str, int | str] = {"cpu": 64, "memory": "256Gi", "nvidia.com/gpu": 8}
-    apply_all(
+    flarekit.apply_all(
         client,
         [
-            ResourceFlavorSpec("default-flavor", node_labels={}),
-            ClusterQueueSpec("team-a-cq", flavors={"default-flavor": quota}),
-            LocalQueueSpec(QUEUE, NAMESPACE, "team-a-cq", default=True),
+            flarekit.ResourceFlavorSpec("default-flavor", node_labels={}),
+            flarekit.ClusterQueueSpec("team-a-cq", flavors={"default-flavor": quota}),
+            flarekit.LocalQueueSpec(QUEUE, NAMESPACE, "team-a-cq", default=True),
         ],
     )
-    client.apply(ClusterTrainingRuntime.model_validate(torch_distributed_runtime()))
-
-
-def _ingress(cluster: RayCluster) -> Ingress:
-    from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT
-    from flarekit.cluster._status import head_service_name
-    from flarekit_models.meta.v1 import ObjectMeta, OwnerReference
-    from flarekit_models.networking.v1 import (
-        HTTPIngressPath,
-        HTTPIngressRuleValue,
-        Ingress,
-        IngressBackend,
-        IngressRule,
-        IngressServiceBackend,
-        IngressSpec,
-        ServiceBackendPort,
-    )
-
-    meta = cluster.metadata
-    assert meta is not None and meta.name and meta.namespace and meta.uid
-    owner = OwnerReference(api_version="ray.io/v1", kind="RayCluster", name=meta.name, uid=meta.uid)
-    backend = IngressBackend(
-        service=IngressServiceBackend(
-            name=head_service_name(cluster, meta.name),
-            port=ServiceBackendPort(number=DEFAULT_DASHBOARD_PORT),
+    client.apply(
+        trainer_v1alpha1.ClusterTrainingRuntime.model_validate(
+            flarekit.walkthrough.torch_distributed_runtime()
         )
     )
-    path = HTTPIngressPath(path="/", path_type="Prefix", backend=backend)
-    rule = IngressRule(
-        host=f"{meta.name}-{meta.namespace}.{DASHBOARD_DOMAIN}",
-        http=HTTPIngressRuleValue(paths=[path]),
+
+
+def _ingress(cluster: RayCluster) -> networking_v1.Ingress:
+    meta = cluster.metadata
+    assert meta is not None and meta.name and meta.namespace and meta.uid
+    owner = meta_v1.OwnerReference(
+        api_version="ray.io/v1", kind="RayCluster", name=meta.name, uid=meta.uid
     )
-    return Ingress(
-        metadata=ObjectMeta(
+    backend = networking_v1.IngressBackend(
+        service=networking_v1.IngressServiceBackend(
+            name=flarekit.cluster.head_service_name(cluster, meta.name),
+            port=networking_v1.ServiceBackendPort(number=flarekit.cluster.DEFAULT_DASHBOARD_PORT),
+        )
+    )
+    path = networking_v1.HTTPIngressPath(path="/", path_type="Prefix", backend=backend)
+    rule = networking_v1.IngressRule(
+        host=f"{meta.name}-{meta.namespace}.{DASHBOARD_DOMAIN}",
+        http=networking_v1.HTTPIngressRuleValue(paths=[path]),
+    )
+    return networking_v1.Ingress(
+        metadata=meta_v1.ObjectMeta(
             name=f"{meta.name}-dashboard",
             namespace=meta.namespace,
             annotations={_NOTE_ANNOTATION: SIMULATED_NOTE},
             owner_references=[owner],
         ),
-        spec=IngressSpec(rules=[rule]),
+        spec=networking_v1.IngressSpec(rules=[rule]),
     )
 
 
@@ -123,18 +118,16 @@ def expose_dashboards(client: Client, stop: threading.Event) -> None:
     """Give every RayCluster an Ingress to its dashboard, and remove it with the cluster,
     until `stop` is set. The Ingress is owned by the cluster, so the garbage collector would
     remove it too (FakeCluster's as a real one's); deleting it here makes it go at once."""
-    from flarekit import ALL_NAMESPACES, NotFound
-    from flarekit_models.networking.v1 import Ingress
-    from flarekit_models.ray.v1 import RayCluster
-
     while not stop.is_set():
-        for event in client.watch(RayCluster, namespace=ALL_NAMESPACES, timeout=1.0):
+        for event in client.watch(
+            ray_v1.RayCluster, namespace=flarekit.ALL_NAMESPACES, timeout=1.0
+        ):
             ingress = _ingress(event.object)
             meta = ingress.metadata
             assert meta is not None and meta.name is not None
             if event.type == "DELETED":
-                with contextlib.suppress(NotFound):
-                    client.delete(Ingress, meta.name, namespace=meta.namespace)
+                with contextlib.suppress(flarekit.NotFound):
+                    client.delete(networking_v1.Ingress, meta.name, namespace=meta.namespace)
             elif event.type == "ADDED":
                 client.apply(ingress)
             if stop.is_set():
@@ -147,14 +140,11 @@ def practice_cluster(kubeconfig: Path) -> Iterator[FakeCluster]:
     (context namespace ``team-a``) written to `kubeconfig` and removed at the end."""
     import yaml
 
-    from flarekit import Client, from_kubeconfig
-    from flarekit.walkthrough._practice import start_practice_cluster
-
-    fake = start_practice_cluster()
+    fake = flarekit.walkthrough.backends.start_practice_cluster()
     stop = threading.Event()
     exposer: threading.Thread | None = None
     try:
-        client = Client(from_kubeconfig(fake.kubeconfig_path))
+        client = flarekit.Client(flarekit.from_kubeconfig(fake.kubeconfig_path))
         prepare(client)
         config = yaml.safe_load(fake.kubeconfig_path.read_text(encoding="utf-8"))
         for context in config["contexts"]:

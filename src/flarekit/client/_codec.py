@@ -21,7 +21,7 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from flarekit._json import JsonObject, JsonValue
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models import KubeModel, KubeResource
 
 __all__ = [
     "ResourceList",

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from flarekit.compat._json_field import JsonField
-from flarekit_models._base import KubeModel
+from flarekit_models import KubeModel
 
 __all__ = [
     "APIResource",

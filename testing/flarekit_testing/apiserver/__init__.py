@@ -9,7 +9,7 @@ docs/fakecluster.md). Simulated operators plug in through the `Controller` seam;
 
 from flarekit_testing.apiserver import pods, quantity
 from flarekit_testing.apiserver._auth import Rule, rule
-from flarekit_testing.apiserver._controllers import Controller
+from flarekit_testing.apiserver._controllers import Controller, ControllerFailure, claim_failures
 from flarekit_testing.apiserver._errors import ApiError
 from flarekit_testing.apiserver._faults import FaultRule, RecordedRequest
 from flarekit_testing.apiserver._resources import CRDError, ResourceType, Version
@@ -22,6 +22,7 @@ __all__ = [
     "ApiError",
     "CRDError",
     "Controller",
+    "ControllerFailure",
     "Event",
     "FakeCluster",
     "FaultRule",
@@ -29,6 +30,7 @@ __all__ = [
     "ResourceType",
     "Rule",
     "Version",
+    "claim_failures",
     "make_ca",
     "pods",
     "quantity",

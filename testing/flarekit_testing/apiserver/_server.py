@@ -96,7 +96,7 @@ class FakeCluster:
         bookmark_interval: float = 60.0,
         tick_interval: float = 1.0,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
-        controllers: Iterable[Controller] = (),
+        controllers: Iterable[Controller[FakeCluster]] = (),
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
@@ -122,7 +122,7 @@ class FakeCluster:
             self.logs,
             crds=_crd_api.present_crds(served),
         )
-        self._controllers = ControllerLoop(self, tick_interval)
+        self._controllers: ControllerLoop[FakeCluster] = ControllerLoop(self, tick_interval)
         self.store.on_commit.append(self._controllers.offer)
         self._namespace_defaults = NamespaceDefaults(self.store)
         self.store.on_commit.append(self._namespace_defaults.on_commit)
@@ -540,7 +540,7 @@ class FakeCluster:
 
     # -- controllers ----------------------------------------------------------------------------
 
-    def add_controller(self, controller: Controller) -> None:
+    def add_controller(self, controller: Controller[FakeCluster]) -> None:
         """Run a simulated controller on the controller thread (see `Controller`)."""
         self._controllers.add(controller)
 

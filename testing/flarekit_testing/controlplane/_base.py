@@ -18,6 +18,7 @@ from typing import Any
 
 from flarekit_testing.controlplane import _kwok, _operator_runner
 from flarekit_testing.controlplane._assets import Assets
+from flarekit_testing.controlplane._node import NodeAssets, RealNode
 from flarekit_testing.controlplane._pki import Authority
 from flarekit_testing.controlplane._process import Component, ComponentFailed
 from flarekit_testing.controlplane._rest import Rest
@@ -53,6 +54,8 @@ class PlaneBase:
     _assets: Assets | None
     _ca: Authority | None
     _operators: _operator_runner.Running
+    _node_assets: NodeAssets | None
+    node: RealNode | None
     startup_seconds: float | None
     started_pids: dict[str, int]
     last_directory: Path | None

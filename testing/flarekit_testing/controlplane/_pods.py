@@ -67,7 +67,7 @@ class Pods(DirectAccess):
     def start_pod(self, namespace: str, name: str, timeout: float = 30.0) -> JSON:
         """Wait until the scheduler has placed the pod and its fake kubelet reports it
         Running and Ready."""
-        if self.assets.kwok is None:
+        if self.assets.kwok is None and self._node_assets is None:
             raise NotSupportedByRealServer(
                 "no kwok binary: nothing runs pods; build the control plane with "
                 "`make control-plane` or write the pod's status with set_status"
@@ -84,6 +84,11 @@ class Pods(DirectAccess):
     ) -> JSON:
         """End the pod: `Succeeded` (exit code 0) or `Failed` (1 unless given), written to its
         status as a kubelet would report it."""
+        if self._node_assets is not None:
+            raise NotSupportedByRealServer(
+                "the real node's kubelet reports its pods' status: run a container that exits "
+                "with the code you want"
+            )
         pod = self._pod(namespace, name)
         return self.set_status(
             "pods", name, _pods.finished_status(pod, phase, exit_code), namespace

@@ -1,6 +1,6 @@
 """The programs of a ControlPlane: etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler and KWOK, each started as a local process that stops with the plane, and the
-checks that say when each is up."""
+kube-scheduler and KWOK (or, with a real node, the flags that lead to it), each started as a
+local process that stops with the plane, and the checks that say when each is up."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from flarekit_testing.apiserver import ApiError
 from flarekit_testing.controlplane import _kwok
 from flarekit_testing.controlplane._assets import Assets
 from flarekit_testing.controlplane._certificates import Certificates
+from flarekit_testing.controlplane._node import RealNode, egress_selector_configuration
 from flarekit_testing.controlplane._pki import Authority, KeyPair
 from flarekit_testing.controlplane._ports import free_port
 from flarekit_testing.controlplane._process import Component, ComponentFailed
@@ -131,7 +132,6 @@ class Processes(Certificates):
                     str(assets.kube_apiserver),
                     f"--etcd-servers=http://127.0.0.1:{etcd_port}",
                     "--bind-address=127.0.0.1",
-                    "--advertise-address=127.0.0.1",
                     f"--secure-port={self._port}",
                     f"--tls-cert-file={serving.cert}",
                     f"--tls-private-key-file={serving.key}",
@@ -147,7 +147,7 @@ class Processes(Certificates):
                     f"--kubelet-client-key={kubelet_client.key}",
                     "--kubelet-preferred-address-types=InternalIP",
                     *audit_flags(root),
-                    "--endpoint-reconciler-type=none",
+                    *self._node_apiserver_flags(root),
                     *self._admission_flags(assets),
                     f"--cert-dir={root / 'pki'}",
                     "--v=1",
@@ -195,7 +195,7 @@ class Processes(Certificates):
                     f"--cluster-signing-cert-file={ca.ca_cert}",
                     f"--cluster-signing-key-file={ca.ca_key}",
                     f"--service-cluster-ip-range={SERVICE_RANGE}",
-                    f"--controllers={','.join(_CONTROLLER_MANAGER_CONTROLLERS)}",
+                    f"--controllers={','.join(self._controller_names())}",
                     "--v=1",
                 ],
             )
@@ -215,7 +215,7 @@ class Processes(Certificates):
                     "--v=1",
                 ],
             )
-        if assets.kwok is not None:
+        if assets.kwok is not None and self._node_assets is None:
             pair = ca.client("kwok", "kwok-controller", ("system:masters",))
             kubeconfig = self._component_kubeconfig(ca, "kwok", pair)
             config = root / "kwok.yaml"
@@ -272,6 +272,27 @@ class Processes(Certificates):
         except (ApiError, OSError):
             return False
         return answer.strip() == "ok"
+
+    def _node_apiserver_flags(self, root: Path) -> list[str]:
+        """With a real node: the API server reaches the cluster (kubelet, pods, Services)
+        through the node's tunnel, and the `kubernetes` Service's endpoint is where the node
+        leads to the API server (the lease reconciler keeps it, as on any cluster)."""
+        if self._node_assets is None:
+            return ["--endpoint-reconciler-type=none"]
+        egress = root / "egress-selector.yaml"
+        egress.write_text(egress_selector_configuration(root / "node" / "tunnel.sock"))
+        return [
+            f"--egress-selector-config-file={egress}",
+            f"--advertise-address={RealNode.ADDRESS}",
+            "--endpoint-reconciler-type=lease",
+        ]
+
+    def _controller_names(self) -> tuple[str, ...]:
+        """With a real node also the Endpoints controller: the API server's proxy to a
+        Service (how the Ray dashboards are reached from outside) reads Endpoints."""
+        if self._node_assets is None:
+            return _CONTROLLER_MANAGER_CONTROLLERS
+        return (*_CONTROLLER_MANAGER_CONTROLLERS, "endpoints-controller")
 
     def _stop_components(self) -> list[BaseException]:
         """Stop every process, last started first; the errors of those that would not stop."""

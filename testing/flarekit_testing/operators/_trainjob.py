@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import flarekit_testing.local
 from flarekit_testing.operators import _pods as _sim_pods
 from flarekit_testing.operators import _podsets as podsets
 from flarekit_testing.operators._base import (
@@ -75,9 +76,7 @@ class TrainJobController(SimController):
         super().__init__(clock)
         kubelet = None
         if local:
-            from flarekit_testing.local import LocalKubelet
-
-            kubelet = LocalKubelet()
+            kubelet = flarekit_testing.local.LocalKubelet()
         self.pods = _sim_pods.PodRunner(logs, default_logs, kubelet)
         check_delay("run_for", run_for)
         self.run_for = run_for

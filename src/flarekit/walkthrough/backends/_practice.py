@@ -12,12 +12,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import flarekit.client
 from flarekit._objects import labels_of
 from flarekit.walkthrough._train import practice_log
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
+from flarekit_testing import (
+    AppWrapperController,
+    FakeCluster,
+    KueueController,
+    RayClusterController,
+    RayJobController,
+    TrainJobController,
+)
 
 if TYPE_CHECKING:
     from flarekit._json import JsonObject
-    from flarekit_testing import FakeCluster
 
 __all__ = ["leftovers", "start_practice_cluster"]
 
@@ -31,12 +42,9 @@ _CLUSTER_MADE = frozenset({("serviceaccounts", "default"), ("configmaps", "kube-
 
 def _trainer_log(job: JsonObject, pod: JsonObject) -> Iterable[str]:
     """The simulated trainer's log lines (the emulator hands over the stored JSON)."""
-    from flarekit_models.core.v1 import Pod
-    from flarekit_models.trainer.v1alpha1 import TrainJob
-
-    if labels_of(Pod.model_validate(pod)).get(_INDEX_LABEL, "0") != "0":
+    if labels_of(core_v1.Pod.model_validate(pod)).get(_INDEX_LABEL, "0") != "0":
         return []  # only rank 0 prints
-    spec = TrainJob.model_validate(job).spec
+    spec = trainer_v1alpha1.TrainJob.model_validate(job).spec
     trainer = spec.trainer if spec is not None else None
     return practice_log(world=(trainer.num_nodes if trainer is not None else None) or 1)
 
@@ -44,23 +52,9 @@ def _trainer_log(job: JsonObject, pod: JsonObject) -> Iterable[str]:
 def start_practice_cluster() -> FakeCluster:
     """A running FakeCluster with every simulated operator, on sub-second timings.
 
-    Raises `RuntimeError` with the install command when the ``testing`` extra is missing.
+    Raises `RuntimeError` with the install command when the ``testing`` extra is missing
+    (see `flarekit.walkthrough.backends`).
     """
-    try:
-        from flarekit_testing import (
-            AppWrapperController,
-            FakeCluster,
-            KueueController,
-            RayClusterController,
-            RayJobController,
-            TrainJobController,
-        )
-    except ImportError as exc:
-        raise RuntimeError(
-            f"the practice cluster needs the flarekit-testing distribution ({exc.name or exc} "
-            "is missing): pip install 'flarekit[testing]' (from a clone: pip install ./testing), "
-            "or point the walkthrough at a real cluster with --kubeconfig"
-        ) from None
     cluster = FakeCluster(
         tick_interval=0.02,
         controllers=[
@@ -76,17 +70,14 @@ def start_practice_cluster() -> FakeCluster:
 
 def leftovers(cluster: FakeCluster) -> list[str]:
     """Every object still stored, as ``kind namespace/name`` (namespaces do not count)."""
-    from flarekit.client._generic import GenericResource
-    from flarekit_models.meta.v1 import ObjectMeta
-
     found: list[str] = []
     for rt in cluster.registry:
         if (rt.plural in _BUILTIN and not rt.group) or rt.kind == "Event":
             continue
         resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
         for stored in cluster.objects(resource):
-            obj = GenericResource.model_validate(stored)
-            meta = obj.metadata or ObjectMeta()
+            obj = flarekit.client.GenericResource.model_validate(stored)
+            meta = obj.metadata or meta_v1.ObjectMeta()
             if not rt.group and (rt.plural, meta.name) in _CLUSTER_MADE:
                 continue
             where = f"{meta.namespace}/" if meta.namespace else ""
