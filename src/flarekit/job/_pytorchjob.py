@@ -107,10 +107,9 @@ def _where(meta: ObjectMeta | None) -> tuple[str, str]:
     return (meta.name or "", meta.namespace or "") if meta is not None else ("", "")
 
 
-def pytorchjob_status(obj: kubeflow_v1.PyTorchJob | Mapping[str, JsonValue]) -> JobStatus:
+def pytorchjob_status(job: kubeflow_v1.PyTorchJob) -> JobStatus:
     """The training operator's conditions (Created, Running, Restarting, Suspended,
     Succeeded, Failed) read into a `JobStatus`; no status yet is `PENDING`."""
-    job = kubeflow_v1.PyTorchJob.model_validate(obj) if isinstance(obj, Mapping) else obj
     conditions = job.status.conditions if job.status is not None else None
     state, found = JobState.PENDING, None
     for type_, each in (
@@ -158,9 +157,8 @@ _PHASES = {
 }
 
 
-def appwrapper_status(obj: appwrapper_v1beta2.AppWrapper | Mapping[str, JsonValue]) -> JobStatus:
+def appwrapper_status(wrapper: appwrapper_v1beta2.AppWrapper) -> JobStatus:
     """An AppWrapper's phase as a `JobStatus`, with the message of its failing condition."""
-    wrapper = appwrapper_v1beta2.AppWrapper.model_validate(obj) if isinstance(obj, Mapping) else obj
     status = wrapper.status
     conditions = status.conditions if status is not None else None
     state = _PHASES.get((status.phase if status is not None else None) or "", JobState.PENDING)

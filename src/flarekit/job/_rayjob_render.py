@@ -137,14 +137,12 @@ def _cluster_config(obj: RayJobModel, name: str) -> ClusterConfiguration | None:
         return None  # holds what a ClusterConfiguration cannot express
 
 
-def read_params(obj: ray_v1.RayJob | Mapping[str, JsonValue]) -> dict[str, object]:
-    """The RayJob parameters a ``RayJob`` object (a model or its JSON) expresses, by name.
+def read_params(obj: ray_v1.RayJob) -> dict[str, object]:
+    """The RayJob parameters a ``RayJob`` object expresses, by name.
 
     What cannot be expressed is left out: a ``rayClusterSpec`` that a
     :class:`~flarekit.cluster.ClusterConfiguration` refuses reads as ``cluster_config=None``.
     """
-    if not isinstance(obj, ray_v1.RayJob):
-        obj = ray_v1.RayJob.model_validate(obj)
     metadata = obj.metadata
     spec = obj.spec if obj.spec is not None else ray_v1.RayJobSpec()
     labels = dict(metadata.labels or {}) if metadata is not None else {}

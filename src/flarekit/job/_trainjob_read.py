@@ -10,10 +10,9 @@ Trainer release) is left out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flarekit._json import JsonValue
 from flarekit.client import CREATED_FROM
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 from flarekit.kueue import PRIORITY_LABEL, QUEUE_LABEL
@@ -71,9 +70,8 @@ def read_params(obj: TrainJob) -> dict[str, object]:
     }
 
 
-def trainjob_status(obj: trainer_v1alpha1.TrainJob | Mapping[str, JsonValue]) -> JobStatus:
-    """The `JobStatus` of a TrainJob (the model, or Kubernetes JSON), fresh objects included."""
-    job = trainer_v1alpha1.TrainJob.model_validate(obj) if isinstance(obj, Mapping) else obj
+def trainjob_status(job: trainer_v1alpha1.TrainJob) -> JobStatus:
+    """The `JobStatus` of a TrainJob, fresh objects included."""
     status, meta = job.status, job.metadata
     conditions = status.conditions if status is not None else None
     jobs = (status.jobs_status if status is not None else None) or ()
