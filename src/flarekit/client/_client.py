@@ -103,12 +103,12 @@ class Client(ClientCore):
     def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
         """The object `name` of this kind (`NotFound` if there is none)."""
         target = self._target(kind, namespace)
-        return self._send(kind, target, "get", "GET", name, idempotent=True)
+        return self._exchange(kind, target, "get", "GET", name, idempotent=True)[0]
 
     def get_status(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
         """The object read through its `status` subresource."""
         target = self._target(kind, namespace)
-        return self._send(kind, target, "get", "GET", name, "status", idempotent=True)
+        return self._exchange(kind, target, "get", "GET", name, "status", idempotent=True)[0]
 
     def list(
         self,
@@ -230,7 +230,7 @@ class Client(ClientCore):
         body, fingerprint = fingerprinted(obj) if name and not dry_run else (dump(obj), "")
         kind = type(obj)
         try:
-            return self._send(
+            return self._exchange(
                 kind,
                 target,
                 "create",
@@ -241,7 +241,7 @@ class Client(ClientCore):
                 content_type=JSON_TYPE,
                 idempotent=False,
                 strict_fields=strict_fields,
-            )
+            )[0]
         except AlreadyExists:
             found = self._created_from(kind, target, name, fingerprint, 0.0)
             if found is None:
@@ -360,7 +360,7 @@ class Client(ClientCore):
         strict_fields: bool | None = None,
     ) -> R:
         target, name = self._object_target(obj, namespace)
-        return self._send(
+        return self._exchange(
             type(obj),
             target,
             "update",
@@ -372,7 +372,7 @@ class Client(ClientCore):
             content_type=JSON_TYPE,
             idempotent=True,
             strict_fields=strict_fields,
-        )
+        )[0]
 
     def patch(
         self,

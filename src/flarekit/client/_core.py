@@ -177,28 +177,6 @@ class ClientCore:
             query.append(("fieldManager", field_manager))
         return query
 
-    def _send(
-        self,
-        kind: type[R],
-        target: Target,
-        verb: str,
-        method: str,
-        name: str = "",
-        subresource: str = "",
-        *,
-        query: Query = (),
-        body: bytes | None = None,
-        content_type: str | None = None,
-        idempotent: bool,
-        strict_fields: bool | None = None,
-    ) -> R:
-        """One request whose answer is the object; `create` posts to the collection. A write
-        is checked for fields the server did not keep."""
-        return self._exchange(
-            kind, target, verb, method, name, subresource, query=query, body=body,
-            content_type=content_type, idempotent=idempotent, strict_fields=strict_fields,
-        )[0]  # fmt: skip
-
     def _exchange(
         self,
         kind: type[R],
@@ -214,7 +192,9 @@ class ClientCore:
         idempotent: bool,
         strict_fields: bool | None = None,
     ) -> tuple[R, int]:
-        """`_send`, with the answer's HTTP status (201: the write created the object)."""
+        """One request whose answer is the object, and the answer's HTTP status (201: the
+        write created it); `create` posts to the collection. A write is checked for fields
+        the server did not keep."""
         path = target.path("" if verb == "create" else name, subresource)
         operation = target.operation(verb, name)
         validation = dict(query).get("fieldValidation")
