@@ -120,9 +120,10 @@ bench: generate
 differential: generate
 	$(PY) -m pytest tests/clients -q
 
-## differential-golden: record the real side's outcomes from FLAREKIT_REFERENCE_KUBECONFIG
-differential-golden: generate
-	$(PY) tests/clients/record_golden.py "$(FLAREKIT_REFERENCE_KUBECONFIG)"
+## differential-golden: record the real side's outcomes (the control plane with every real
+## operator) into tests/clients/golden/
+differential-golden: generate control-plane
+	$(PY) tests/clients/record_golden.py
 
 ## sdk-paths: codeflare-sdk's cluster path and the Kubeflow SDK's trainer path against
 ## FakeCluster, in their own virtualenv (they bring Ray); prints each step and the figures

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
-from flarekit_testing import ControlPlane
+from flarekit_testing import ControlPlane, OperatorNotBuilt
 from flarekit_testing.pytest_plugin import (  # noqa: F401 - every test: no operator raised
     pytest_configure,
     simulated_operators_raised_nothing,
@@ -96,4 +96,40 @@ def controlplane_binaries() -> Path:
 def control_plane(controlplane_binaries: Path) -> Iterator[ControlPlane]:
     """The session's real control plane (default upstream releases, two fake GPU nodes)."""
     with ControlPlane(binaries=controlplane_binaries) as plane:
+        yield plane
+
+
+#: Every operator family the control plane can run (the end-to-end tests and the client
+#: differential use them all).
+OPERATORS = ("kuberay", "kueue", "jobset", "trainer", "appwrapper", "training-operator")
+
+
+def built_operator_releases() -> dict[str, str]:
+    """The newest built release of each operator family (what `make control-plane` builds);
+    skips, or fails in CI, when one is missing."""
+    from flarekit_testing.controlplane._operator_runner import versions_for
+
+    try:
+        return versions_for(OPERATORS, None)
+    except OperatorNotBuilt as exc:
+        if in_ci():
+            pytest.fail(f"CI=true: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def operator_plane(controlplane_binaries: Path) -> Iterator[ControlPlane]:
+    """The session's control plane with every real operator, at the newest built releases
+    (started once, on first use, and shared by every folder that compares against the real
+    operators)."""
+    releases = built_operator_releases()
+    # Every operator's CRDs and webhooks: on a busy 2-core machine the API server takes
+    # minutes to establish them all, so the start is given more than the default minute.
+    with ControlPlane(
+        releases=releases,
+        operators=OPERATORS,
+        binaries=controlplane_binaries,
+        pod_run_time=1.0,
+        start_timeout=600.0,
+    ) as plane:
         yield plane

@@ -18,17 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from flarekit._validation import (
-    MAX_ANNOTATION_BYTES,
-    ConfigError,
-    KiB,
-    Problem,
-    annotation_bytes,
-    check_annotation_size,
-)
+from flarekit._validation import ConfigError, Problem, ValidationReport, check_labels
 
 if TYPE_CHECKING:
     from flarekit_models import KubeModel
@@ -37,18 +30,53 @@ __all__ = [
     "MAX_ANNOTATION_BYTES",
     "MAX_OBJECT_BYTES",
     "MAX_REQUEST_BYTES",
-    "annotation_bytes",
     "check_annotation_size",
+    "check_annotations",
     "check_object_size",
     "check_parameter_size",
 ]
 
+KiB = 1024
+MAX_ANNOTATION_BYTES = 256 * KiB
 MAX_REQUEST_BYTES = 3 * KiB * KiB
 MAX_OBJECT_BYTES = 1536 * KiB
 
 
 def _mib(count: int) -> str:
     return f"{count / (KiB * KiB):.1f} MiB"
+
+
+def annotation_bytes(annotations: Mapping[object, object]) -> int:
+    """The size the API server counts: the UTF-8 bytes of every key and value."""
+    return sum(
+        len(str(key).encode("utf-8", "surrogatepass"))
+        + len(str(value).encode("utf-8", "surrogatepass"))
+        for key, value in annotations.items()
+    )
+
+
+def check_annotation_size(report: ValidationReport, field: str, annotations: object) -> None:
+    """Annotations of one object that the API server refuses for their total size."""
+    if not isinstance(annotations, Mapping):
+        return  # the type is reported by the caller's own checks
+    size = annotation_bytes(annotations)
+    if size > MAX_ANNOTATION_BYTES:
+        report.add(
+            field,
+            f"{size} bytes in {len(annotations)} annotation(s)",
+            f"the API server allows {MAX_ANNOTATION_BYTES // KiB} KiB of annotations per "
+            f"object (keys and values together), this is {size / KiB:.1f} KiB",
+            "smaller annotations; large data belongs in a ConfigMap or a volume",
+        )
+
+
+def check_annotations(report: ValidationReport, field: str, annotations: object) -> bool:
+    """Annotations as the API server checks them: qualified keys, string values, and their
+    total size. True when nothing was reported."""
+    before = len(report)
+    check_labels(report, field, annotations, values_are_labels=False)
+    check_annotation_size(report, field, annotations)
+    return len(report) == before
 
 
 def check_object_size(

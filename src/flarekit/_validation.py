@@ -27,13 +27,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_EXTENDED_RESOURCES",
     "INT32_MAX",
-    "MAX_ANNOTATION_BYTES",
     "QUANTITY_MAX",
     "ConfigError",
     "Problem",
     "ValidationReport",
-    "annotation_bytes",
-    "check_annotation_size",
     "check_count",
     "check_dns1035_label",
     "check_dns1123_label",
@@ -279,8 +276,6 @@ def check_labels(
                 check_label_value(report, f"{field}[{key!r}]", item)
             elif not isinstance(item, str):
                 report.add(f"{field}[{key!r}]", item, "expected a string", "a string")
-    if not values_are_labels:
-        check_annotation_size(report, field, value)
     return len(report) == before
 
 
@@ -520,34 +515,3 @@ def check_image(report: ValidationReport, field: str, value: object, *, example:
         report.add(field, value, f"name longer than {_IMAGE_NAME_MAX} characters", expected)
         return False
     return True
-
-
-# --- object sizes the API server refuses (the rest: flarekit._sizes) --------------------------
-
-KiB = 1024
-#: What the API server allows of one object's annotations, keys and values together.
-MAX_ANNOTATION_BYTES = 256 * KiB
-
-
-def annotation_bytes(annotations: Mapping[object, object]) -> int:
-    """The size the API server counts: the UTF-8 bytes of every key and value."""
-    return sum(
-        len(str(key).encode("utf-8", "surrogatepass"))
-        + len(str(value).encode("utf-8", "surrogatepass"))
-        for key, value in annotations.items()
-    )
-
-
-def check_annotation_size(report: ValidationReport, field: str, annotations: object) -> None:
-    """Annotations of one object that the API server refuses for their total size."""
-    if not isinstance(annotations, Mapping):
-        return  # the type is reported by the caller's own checks
-    size = annotation_bytes(annotations)
-    if size > MAX_ANNOTATION_BYTES:
-        report.add(
-            field,
-            f"{size} bytes in {len(annotations)} annotation(s)",
-            f"the API server allows {MAX_ANNOTATION_BYTES // KiB} KiB of annotations per "
-            f"object (keys and values together), this is {size / KiB:.1f} KiB",
-            "smaller annotations; large data belongs in a ConfigMap or a volume",
-        )

@@ -1,26 +1,27 @@
-"""One adapter per client: the differential script's operations, each in the client's idiom.
+"""The Python clients' adapters: the script's operations, each in the client's idiom.
 
-- kubectl: the binary `make` placed in the virtualenv, one command per operation (`create
-  -f -`, `get -o json`, `patch --type merge|strategic`, `apply --server-side`, `replace`,
-  `delete`, `auth can-i`); a failure is read from `Error from server (<Reason>)`.
-- dynamic: `kubernetes.dynamic.DynamicClient`, resources found through discovery.
+- dynamic: `kubernetes.dynamic.DynamicClient`, resources found through discovery; it has no
+  wait, so a wait polls as its users do.
 - lightkube: `lightkube.Client` with its built-in models and generic resources for CRDs.
-- kr8s: `kr8s.objects` (create, get, list, patch, delete) and `Api.call_api` for what kr8s
-  has no method for (replace, server-side apply).
+- kr8s: `kr8s.objects` (create, get, list, patch, delete, wait) and `Api.call_api` for what
+  kr8s has no method for (replace, server-side apply).
+
+What a client cannot express raises `Unsupported` (the operation is left out of its tally);
+what it does not show its users (lightkube's and kr8s' delete answers) is returned as None.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-import os
-import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from differential import REASON_CODES, Failure, Unsupported
+from differential import Failure, Unsupported, wait_for
 
 JSON = dict[str, Any]
+WAIT_SECONDS = 60.0
 
 SSAR = {
     "apiVersion": "authorization.k8s.io/v1",
@@ -36,157 +37,22 @@ def _name(obj: JSON) -> str:
     return str((obj.get("metadata") or {}).get("name"))
 
 
-# -- kubectl -------------------------------------------------------------------------------
-
-_SERVER_ERROR = re.compile(r"Error from server \((\w+)\)")
-_RESPONSE = re.compile(r'"Response" verb="\w+" url="[^"]*" status="(\d+)')
-_BY_CODE = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 415: "UnsupportedMediaType"}
-
-
-def _failure(stderr: str) -> Failure:
-    """What failed, from kubectl's `Error from server (Reason)` or the last response's status
-    in its -v=6 log (kubectl words 422s and apply conflicts without the reason)."""
-    codes = [int(c) for c in _RESPONSE.findall(stderr) if int(c) >= 400]
-    code = codes[-1] if codes else 0
-    message = "\n".join(line for line in stderr.splitlines() if not line.startswith("I1"))
-    found = _SERVER_ERROR.search(stderr)
-    if found:
-        reason = found.group(1)
-    elif code == 422:
-        reason = "Invalid"
-    elif code == 409:
-        reason = "AlreadyExists" if "already exists" in message else "Conflict"
-    else:
-        reason = _BY_CODE.get(code, "ClientError")
-    return Failure(code or REASON_CODES.get(reason, 0), reason, message.strip())
-
-
-class Kubectl:
-    name = "kubectl"
-
-    def __init__(self, binary: Path, kubeconfig: Path) -> None:
-        self.binary, self.kubeconfig = binary, kubeconfig
-
-    def _run(self, *args: str, stdin: JSON | None = None) -> str:
-        done = subprocess.run(
-            [str(self.binary), "--kubeconfig", str(self.kubeconfig), "-v=6", *args],
-            input=json.dumps(stdin) if stdin is not None else None,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
-        )
-        if done.returncode != 0:
-            raise _failure(done.stderr)
-        return done.stdout
-
-    def _json(self, *args: str, stdin: JSON | None = None) -> JSON:
-        out: JSON = json.loads(self._run(*args, "-o", "json", stdin=stdin))
-        return out
-
-    @staticmethod
-    def _type(api_version: str, kind: str) -> str:
-        group = api_version.rpartition("/")[0]
-        version = api_version.rpartition("/")[2]
-        return f"{kind}.{version}.{group}" if group else kind
-
-    def _where(self, namespace: str | None) -> list[str]:
-        return ["-n", namespace] if namespace else []
-
-    def create(self, obj: JSON) -> JSON:
-        return self._json("create", "-f", "-", stdin=obj)
-
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None) -> JSON:
-        return self._json("get", self._type(api_version, kind), name, *self._where(namespace))
-
-    def list(
-        self, api_version: str, kind: str, namespace: str | None, labels: str = ""
-    ) -> list[JSON]:
-        extra = ["-l", labels] if labels else []
-        body = self._json("get", self._type(api_version, kind), *self._where(namespace), *extra)
-        items: list[JSON] = body.get("items") or []
-        return items
-
-    def replace(self, obj: JSON) -> JSON:
-        return self._json("replace", "-f", "-", stdin=obj)
-
-    def merge_patch(
-        self, api_version: str, kind: str, name: str, namespace: str | None, patch: JSON
-    ) -> JSON:
-        return self._json(
-            "patch",
-            self._type(api_version, kind),
-            name,
-            *self._where(namespace),
-            "--type",
-            "merge",
-            "-p",
-            json.dumps(patch),
-        )
-
-    def strategic_patch(
-        self, api_version: str, kind: str, name: str, namespace: str | None, patch: JSON
-    ) -> JSON:
-        return self._json(
-            "patch",
-            self._type(api_version, kind),
-            name,
-            *self._where(namespace),
-            "--type",
-            "strategic",
-            "-p",
-            json.dumps(patch),
-        )
-
-    def apply(self, obj: JSON, manager: str, force: bool = False) -> JSON:
-        args = ["apply", "--server-side", f"--field-manager={manager}", "-f", "-"]
-        if force:
-            args.append("--force-conflicts")
-        return self._json(*args, "--show-managed-fields", stdin=obj)
-
-    def delete(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None,
-        policy: str | None = None,
-    ) -> None:
-        cascade = [f"--cascade={policy.lower()}"] if policy else []
-        self._run(
-            "delete",
-            self._type(api_version, kind),
-            name,
-            *self._where(namespace),
-            "--wait=false",
-            *cascade,
-        )
-
-    def client_apply(self, obj: JSON) -> JSON:
-        return self._json("apply", "-f", "-", stdin=obj)
-
-    def explain(self, path: str) -> list[str]:
-        return [line.rstrip() for line in self._run("explain", path).splitlines()]
-
-    def set_image(self, kind: str, name: str, namespace: str, container: str, image: str) -> None:
-        self._run("set", "image", f"{kind}/{name}", f"{container}={image}", "-n", namespace)
-
-    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
-        text = self._run("get", self._type(api_version, kind), "-n", namespace, "-o", "wide")
-        lines = [line for line in text.splitlines() if line.strip()]
-        columns = re.split(r"\s{2,}", lines[0].strip()) if lines else []
-        return {"columns": columns, "rows": max(0, len(lines) - 1)}
-
-    def can_i(self, verb: str, resource: str, namespace: str) -> bool:
-        try:
-            return self._run("auth", "can-i", verb, resource, "-n", namespace).strip() == "yes"
-        except Failure as failure:
-            if "no" in failure.message.split():
-                return False
-            raise
-
-
-# -- the official dynamic client -------------------------------------------------------------
+def condition_holds(obj: JSON | None, condition: str) -> bool:
+    """A kubectl-style `--for` condition (`condition=Type`, `jsonpath={.a.b}=value`,
+    `delete`) checked the plain way: the condition's status is True / the value is there."""
+    if condition == "delete":
+        return obj is None
+    if obj is None:
+        return False
+    what, _, wanted = condition.partition("=")
+    if what == "condition":
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        return any(c.get("type") == wanted and c.get("status") == "True" for c in conditions)
+    path, _, value = wanted.rpartition("=")
+    node: Any = obj
+    for part in path.strip("{}").strip(".").split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return str(node) == value
 
 
 class Dynamic:
@@ -204,6 +70,7 @@ class Dynamic:
         self.api.close()
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from kubernetes.client import ApiException
         from kubernetes.dynamic.exceptions import DynamicApiError
 
         try:
@@ -212,8 +79,11 @@ class Dynamic:
             try:
                 status = json.loads(exc.body)
             except (TypeError, ValueError):
-                status = {}
-            raise Failure(int(exc.status), str(status.get("reason", "")), str(exc)) from None
+                status = None
+            raise Failure.from_status(status, int(exc.status), str(exc)) from None
+        except ApiException as exc:  # a watch's ERROR event: "<reason>: <message>"
+            reason, _, message = str(exc.reason or "").partition(": ")
+            raise Failure(int(exc.status or 0), reason, message) from None
 
     def _resource(self, api_version: str, kind: str) -> Any:
         return self.client.resources.get(api_version=api_version, kind=kind)
@@ -254,19 +124,18 @@ class Dynamic:
     def merge_patch(
         self, api_version: str, kind: str, name: str, namespace: str | None, patch: JSON
     ) -> JSON:
-        return self._patch(
-            api_version, kind, name, namespace, patch, "application/merge-patch+json"
-        )
+        merge = "application/merge-patch+json"
+        return self._patch(api_version, kind, name, namespace, patch, merge)
 
     def strategic_patch(
         self, api_version: str, kind: str, name: str, namespace: str | None, patch: JSON
     ) -> JSON:
-        return self._patch(
-            api_version, kind, name, namespace, patch, "application/strategic-merge-patch+json"
-        )
+        strategic = "application/strategic-merge-patch+json"
+        return self._patch(api_version, kind, name, namespace, patch, strategic)
 
-    def apply(self, obj: JSON, manager: str, force: bool = False) -> JSON:
+    def apply(self, obj: JSON, manager: str, force: bool = False, dry_run: bool = False) -> JSON:
         res = self._resource(obj["apiVersion"], obj["kind"])
+        extra = {"dry_run": "All"} if dry_run else {}
         return self._dict(
             self._call(
                 res.server_side_apply,
@@ -275,6 +144,7 @@ class Dynamic:
                 namespace=_ns(obj),
                 field_manager=manager,
                 force_conflicts=force,
+                **extra,
             )
         )
 
@@ -285,34 +155,76 @@ class Dynamic:
         name: str,
         namespace: str | None,
         policy: str | None = None,
-    ) -> None:
+    ) -> JSON | None:
         res = self._resource(api_version, kind)
         body = {"propagationPolicy": policy} if policy else None
-        self._call(res.delete, name=name, namespace=namespace, body=body)
+        return self._dict(self._call(res.delete, name=name, namespace=namespace, body=body))
 
     def client_apply(self, obj: JSON) -> JSON:
         raise Unsupported("the dynamic client has no client-side apply")
 
-    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+    def diff(self, obj: JSON, server_side: bool, manager: str = "") -> JSON:
+        raise Unsupported("only kubectl diffs")
+
+    def table(self, api_version: str, kind: str, namespace: str | None, name: str = "") -> JSON:
         res = self._resource(api_version, kind)
         accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
         found = self._dict(
-            self._call(res.get, namespace=namespace, header_params={"Accept": accept})
+            self._call(
+                res.get, name=name or None, namespace=namespace, header_params={"Accept": accept}
+            )
         )
         columns = [c["name"].upper() for c in found.get("columnDefinitions") or []]
-        return {"columns": columns, "rows": len(found.get("rows") or [])}
+        return {"columns": columns, "rows": [r.get("cells") for r in found.get("rows") or []]}
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
         res = self._resource("authorization.k8s.io/v1", "SelfSubjectAccessReview")
-        body = {
-            **SSAR,
-            "spec": {
-                "resourceAttributes": {"verb": verb, "resource": resource, "namespace": namespace}
-            },
-        }
+        attributes = {"verb": verb, "resource": resource, "namespace": namespace}
+        body = {**SSAR, "spec": {"resourceAttributes": attributes}}
         return bool(self._dict(self._call(res.create, body=body)).get("status", {}).get("allowed"))
 
-    # -- lightkube -----------------------------------------------------------------------------
+    def wait(
+        self, api_version: str, kind: str, name: str, namespace: str | None, condition: str
+    ) -> bool:
+        def current() -> JSON | None:
+            try:
+                return self.get(api_version, kind, name, namespace)
+            except Failure as failure:
+                if failure.code == 404:
+                    return None
+                raise
+
+        return bool(wait_for(lambda: condition_holds(current(), condition), WAIT_SECONDS))
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str,
+        resource_version: str,
+        seconds: int,
+        bookmarks: bool = False,
+        events: int = 0,
+    ) -> list[JSON]:
+        res = self._resource(api_version, kind)
+
+        def collect() -> list[JSON]:
+            out = []
+            for event in self.client.watch(
+                res,
+                namespace=namespace,
+                resource_version=resource_version,
+                timeout=seconds,
+                allow_watch_bookmarks=bookmarks or None,
+            ):
+                out.append({"type": event["type"], "object": event["raw_object"]})
+            return out
+
+        found: list[JSON] = self._call(collect)
+        return found
+
+    def watch_table(self, *args: Any) -> JSON:
+        raise Unsupported("only kubectl prints watched tables")
 
     def explain(self, path: str) -> list[str]:
         raise Unsupported("only kubectl explains")
@@ -338,15 +250,16 @@ class Lightkube:
         try:
             return fn(*args, **kwargs)
         except ApiError as exc:
-            raise Failure(
-                int(exc.status.code or 0), str(exc.status.reason or ""), str(exc)
-            ) from None
+            raise Failure.from_status(exc.status.to_dict(), 0, str(exc)) from None
 
     @staticmethod
     def _kind(api_version: str, kind: str) -> Any:
         from lightkube.core.exceptions import LoadResourceError
         from lightkube.core.resource_registry import resource_registry
-        from lightkube.generic_resource import create_namespaced_resource
+        from lightkube.generic_resource import (
+            create_global_resource,
+            create_namespaced_resource,
+        )
 
         try:
             return resource_registry.load(api_version, kind)
@@ -354,6 +267,8 @@ class Lightkube:
             pass  # a custom resource: users declare it as a generic resource
         group, _, version = api_version.rpartition("/")
         plural = kind.lower() + "s"
+        if kind in ("ClusterQueue", "ResourceFlavor"):
+            return create_global_resource(group, version, kind, plural)
         return create_namespaced_resource(group, version, kind, plural)
 
     @staticmethod
@@ -380,12 +295,10 @@ class Lightkube:
     ) -> list[JSON]:
         res = self._kind(api_version, kind)
         selector = dict(p.split("=", 1) for p in labels.split(",")) if labels else None
-        return [
-            self._dict(o)
-            for o in self._call(
-                lambda: list(self.client.list(res, namespace=namespace, labels=selector))
-            )
-        ]
+        found = self._call(
+            lambda: list(self.client.list(res, namespace=namespace, labels=selector))
+        )
+        return [self._dict(o) for o in found]
 
     def replace(self, obj: JSON) -> JSON:
         return self._dict(self._call(self.client.replace, self._object(obj)))
@@ -412,9 +325,15 @@ class Lightkube:
 
         return self._patch(api_version, kind, name, namespace, patch, PatchType.STRATEGIC)
 
-    def apply(self, obj: JSON, manager: str, force: bool = False) -> JSON:
+    def apply(self, obj: JSON, manager: str, force: bool = False, dry_run: bool = False) -> JSON:
         return self._dict(
-            self._call(self.client.apply, self._object(obj), field_manager=manager, force=force)
+            self._call(
+                self.client.apply,
+                self._object(obj),
+                field_manager=manager,
+                force=force,
+                dry_run=dry_run,
+            )
         )
 
     def delete(
@@ -428,18 +347,16 @@ class Lightkube:
         from lightkube.types import CascadeType
 
         cascade = CascadeType[policy.upper()] if policy else CascadeType.BACKGROUND
-        self._call(
-            self.client.delete,
-            self._kind(api_version, kind),
-            name,
-            namespace=namespace,
-            cascade=cascade,
-        )
+        res = self._kind(api_version, kind)
+        self._call(self.client.delete, res, name, namespace=namespace, cascade=cascade)
 
     def client_apply(self, obj: JSON) -> JSON:
         raise Unsupported("lightkube has no client-side apply")
 
-    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+    def diff(self, obj: JSON, server_side: bool, manager: str = "") -> JSON:
+        raise Unsupported("only kubectl diffs")
+
+    def table(self, api_version: str, kind: str, namespace: str | None, name: str = "") -> JSON:
         raise Unsupported("lightkube does not ask for tables")
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
@@ -449,23 +366,89 @@ class Lightkube:
         )
         from lightkube.resources.authorization_v1 import SelfSubjectAccessReview
 
+        attributes = ResourceAttributes(verb=verb, resource=resource, namespace=namespace)
         review = SelfSubjectAccessReview(
-            spec=SelfSubjectAccessReviewSpec(
-                resourceAttributes=ResourceAttributes(
-                    verb=verb, resource=resource, namespace=namespace
-                )
-            )
+            spec=SelfSubjectAccessReviewSpec(resourceAttributes=attributes)
         )
         answer = self._call(self.client.create, review)
         return bool(answer.status.allowed)
 
-    # -- kr8s ----------------------------------------------------------------------------------
+    def wait(
+        self, api_version: str, kind: str, name: str, namespace: str | None, condition: str
+    ) -> bool:
+        """`Client.wait(for_conditions=...)` for a condition; otherwise the client has no
+        wait, and its users poll."""
+        res = self._kind(api_version, kind)
+        what, _, wanted = condition.partition("=")
+        if what != "condition":
+
+            def current() -> JSON | None:
+                try:
+                    return self.get(api_version, kind, name, namespace)
+                except Failure as failure:
+                    if failure.code == 404:
+                        return None
+                    raise
+
+            return bool(wait_for(lambda: condition_holds(current(), condition), WAIT_SECONDS))
+
+        def waited() -> bool:
+            self.client.wait(res, name, for_conditions=[wanted], namespace=namespace)
+            return True
+
+        return bool(self._call(_bounded, waited, WAIT_SECONDS, False))
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str,
+        resource_version: str,
+        seconds: int,
+        bookmarks: bool = False,
+        events: int = 0,
+    ) -> list[JSON]:
+        """lightkube's watch reconnects when the server ends it: it stops after `events`
+        events, or after `seconds`."""
+        if bookmarks:
+            raise Unsupported("lightkube does not ask for bookmarks")
+        res = self._kind(api_version, kind)
+        out: list[JSON] = []
+
+        def collect() -> list[JSON]:
+            for kind_of, obj in self.client.watch(
+                res, namespace=namespace, resource_version=resource_version, server_timeout=seconds
+            ):
+                out.append({"type": kind_of, "object": self._dict(obj)})
+                if len(out) >= events:
+                    break
+            return out
+
+        self._call(_bounded, collect, seconds + 5.0, None)
+        return out
+
+    def watch_table(self, *args: Any) -> JSON:
+        raise Unsupported("only kubectl prints watched tables")
 
     def explain(self, path: str) -> list[str]:
         raise Unsupported("only kubectl explains")
 
     def set_image(self, kind: str, name: str, namespace: str, container: str, image: str) -> None:
         raise Unsupported("only kubectl has set image")
+
+
+def _bounded(fn: Any, seconds: float, otherwise: Any) -> Any:
+    """`fn()` in a thread of its own; `otherwise` when it has not returned within `seconds`
+    (the thread, blocked on a read, ends with the client's connection)."""
+    import concurrent.futures
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(fn).result(timeout=seconds)
+    except concurrent.futures.TimeoutError:
+        return otherwise
+    finally:
+        pool.shutdown(wait=False)
 
 
 class Kr8s:
@@ -487,11 +470,8 @@ class Kr8s:
         except NotFoundError as exc:
             raise Failure(404, "NotFound", str(exc)) from None
         except ServerError as exc:
-            status: Any = exc.status if isinstance(exc.status, dict) else {}
             code = exc.response.status_code if exc.response is not None else 0
-            raise Failure(
-                int(status.get("code") or code), str(status.get("reason", "")), str(exc)
-            ) from None
+            raise Failure.from_status(exc.status, code, str(exc)) from None
 
     def _object(self, obj: JSON) -> Any:
         from kr8s.objects import object_from_spec
@@ -502,6 +482,11 @@ class Kr8s:
     def _kind(api_version: str, kind: str) -> str:
         group = api_version.rpartition("/")[0]
         return f"{kind.lower()}s.{group}" if group else kind.lower() + "s"
+
+    def _portal(self, coroutine: Any) -> Any:
+        from kr8s._async_utils import Portal
+
+        return self._call(Portal().call, coroutine)
 
     def create(self, obj: JSON) -> JSON:
         made = self._object(obj)
@@ -521,30 +506,21 @@ class Kr8s:
     def list(
         self, api_version: str, kind: str, namespace: str | None, labels: str = ""
     ) -> list[JSON]:
+        kind_of = self._kind(api_version, kind)
         found = self._call(
-            lambda: list(
-                self.api.get(
-                    self._kind(api_version, kind),
-                    namespace=namespace,
-                    label_selector=labels or None,
-                )
-            )
+            lambda: list(self.api.get(kind_of, namespace=namespace, label_selector=labels or None))
         )
         return [o.raw for o in found]
 
-    def _url(
-        self, api_version: str, kind: str, name: str, namespace: str | None
-    ) -> tuple[str, str, str]:
-        group, _, version = api_version.rpartition("/")
+    @staticmethod
+    def _url(obj: JSON) -> tuple[str, str, str]:
+        group, _, version = obj["apiVersion"].rpartition("/")
         base = f"/apis/{group}" if group else ""
-        url = f"{kind.lower()}s/{name}"
-        return base, version if group else api_version, url
+        return base, version, f"{obj['kind'].lower()}s/{_name(obj)}"
 
     def _request(self, method: str, obj: JSON, **kwargs: Any) -> JSON:
         """A raw request through kr8s' own connection (its `call_api`, run on kr8s' loop)."""
-        from kr8s._async_utils import Portal
-
-        base, version, url = self._url(obj["apiVersion"], obj["kind"], _name(obj), _ns(obj))
+        base, version, url = self._url(obj)
 
         async def call() -> JSON:
             async with self.api.call_api(
@@ -553,7 +529,7 @@ class Kr8s:
                 out: JSON = response.json()
                 return out
 
-        result: JSON = self._call(Portal().call, call)
+        result: JSON = self._portal(call)
         return result
 
     def replace(self, obj: JSON) -> JSON:
@@ -562,9 +538,8 @@ class Kr8s:
     def _patch(
         self, api_version: str, kind: str, name: str, ns: str | None, patch: JSON, how: str
     ) -> JSON:
-        found = self._object(
-            {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": ns}}
-        )
+        meta = {"name": name, "namespace": ns}
+        found = self._object({"apiVersion": api_version, "kind": kind, "metadata": meta})
         self._call(found.patch, patch, type=how)
         out: JSON = found.raw
         return out
@@ -579,10 +554,12 @@ class Kr8s:
     ) -> JSON:
         return self._patch(api_version, kind, name, namespace, patch, "strategic")
 
-    def apply(self, obj: JSON, manager: str, force: bool = False) -> JSON:
+    def apply(self, obj: JSON, manager: str, force: bool = False, dry_run: bool = False) -> JSON:
         params = {"fieldManager": manager}
         if force:
             params["force"] = "true"
+        if dry_run:
+            params["dryRun"] = "All"
         return self._request(
             "PATCH",
             obj,
@@ -599,19 +576,17 @@ class Kr8s:
         namespace: str | None,
         policy: str | None = None,
     ) -> None:
-        found = self._object(
-            {
-                "apiVersion": api_version,
-                "kind": kind,
-                "metadata": {"name": name, "namespace": namespace},
-            }
-        )
+        meta = {"name": name, "namespace": namespace}
+        found = self._object({"apiVersion": api_version, "kind": kind, "metadata": meta})
         self._call(found.delete, propagation_policy=policy)
 
     def client_apply(self, obj: JSON) -> JSON:
         raise Unsupported("kr8s has no client-side apply")
 
-    def table(self, api_version: str, kind: str, namespace: str) -> JSON:
+    def diff(self, obj: JSON, server_side: bool, manager: str = "") -> JSON:
+        raise Unsupported("only kubectl diffs")
+
+    def table(self, api_version: str, kind: str, namespace: str | None, name: str = "") -> JSON:
         raise Unsupported("kr8s does not ask for tables")
 
     def can_i(self, verb: str, resource: str, namespace: str) -> bool:
@@ -624,6 +599,53 @@ class Kr8s:
         review = review_class({**SSAR, "spec": {"resourceAttributes": attributes}}, api=self.api)
         self._call(review.create)
         return bool(review.raw.get("status", {}).get("allowed"))
+
+    def wait(
+        self, api_version: str, kind: str, name: str, namespace: str | None, condition: str
+    ) -> bool:
+        """`APIObject.wait(...)`, kr8s' generic wait on conditions, jsonpaths and deletion."""
+        meta = {"name": name, "namespace": namespace}
+        found = self._object({"apiVersion": api_version, "kind": kind, "metadata": meta})
+        try:
+            self._call(found.wait, condition, timeout=WAIT_SECONDS)
+        except TimeoutError:
+            return False
+        return True
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str,
+        resource_version: str,
+        seconds: int,
+        bookmarks: bool = False,
+        events: int = 0,
+    ) -> list[JSON]:
+        """kr8s' watch starts again after each end (and after a 410): it stops after `events`
+        events, or after `seconds`."""
+        if bookmarks:
+            raise Unsupported("kr8s does not ask for bookmarks")
+        kind_of = self._kind(api_version, kind)
+        out: list[JSON] = []
+
+        async def collect() -> None:
+            async for kind_seen, obj in self.api.async_watch(
+                kind_of, namespace=namespace, since=resource_version
+            ):
+                out.append({"type": kind_seen, "object": obj.raw})
+                if len(out) >= events:
+                    return
+
+        async def bounded() -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(collect(), timeout=seconds)
+
+        self._portal(bounded)
+        return out
+
+    def watch_table(self, *args: Any) -> JSON:
+        raise Unsupported("only kubectl prints watched tables")
 
     def explain(self, path: str) -> list[str]:
         raise Unsupported("only kubectl explains")

@@ -1,10 +1,9 @@
-"""Backends for the client differential suite.
+"""The two sides of the client differential suite, started once per run.
 
-FakeCluster is always there. The real side is a kube-apiserver reached through a kubeconfig:
-the cluster of `FLAREKIT_REFERENCE_KUBECONFIG` when set, else the session's
-`flarekit_testing.ControlPlane` (tests/conftest.py). Where the control plane is not built
-(outside CI), FakeCluster is compared with the outcomes recorded from a real one in
-`golden/` (`make differential-golden` records them again).
+`simulated`: FakeCluster with every simulated operator, at the releases the real side runs.
+`real`: the session's control plane with the real operators (`operator_plane`,
+tests/conftest.py), or the cluster of `FLAREKIT_REFERENCE_KUBECONFIG`; None where the operators
+are not built (outside CI): the recorded outcomes in `golden/` stand in for it then.
 """
 
 from __future__ import annotations
@@ -19,34 +18,45 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from differential_backends import ENV
+from differential_backends import ENV, RealSide, server_version, simulated_stack
 
-from flarekit_testing import FakeCluster
+from flarekit_testing.controlplane._operator_runner import versions_for
+from flarekit_testing.controlplane._operators import FAMILIES, OperatorNotBuilt
 
-
-@pytest.fixture(scope="session")
-def fake_kubeconfig() -> Iterator[Path]:
-    with FakeCluster() as fc:
-        yield fc.kubeconfig_path
+JSON = dict[str, Any]
 
 
 @pytest.fixture(scope="session")
-def real_kubeconfig(request: pytest.FixtureRequest) -> Path | None:
-    """A live kube-apiserver's kubeconfig, or None (then the recorded outcomes are used)."""
+def simulated_kubeconfig(real: RealSide | None) -> Iterator[Path]:
+    releases: dict[str, str] = {}
+    if real is not None and real.source is not None:
+        releases = dict(real.source["operators"])
+    else:
+        try:
+            releases = versions_for(list(FAMILIES), None)
+        except OperatorNotBuilt:
+            releases = {}
+    with simulated_stack(releases) as fake:
+        yield fake.kubeconfig_path
+
+
+@pytest.fixture(scope="session")
+def real(request: pytest.FixtureRequest) -> RealSide | None:
     given = os.environ.get(ENV)
     if given:
-        return Path(given)
+        return RealSide(Path(given), None)
     try:
-        plane = request.getfixturevalue("control_plane")
+        plane = request.getfixturevalue("operator_plane")
     except pytest.skip.Exception:  # not built here (in CI that is a failure, not a skip)
         return None
-    return Path(plane.kubeconfig_path)
+    path = Path(plane.kubeconfig_path)
+    return RealSide(path, {"server": server_version(path), "operators": dict(plane.operators)})
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     from test_differential import FIGURES
 
     if FIGURES:
-        terminalreporter.section("client differential: FakeCluster vs kube-apiserver")
+        terminalreporter.section("client differential: FakeCluster vs the real operators")
         for client, figure in sorted(FIGURES.items()):
             terminalreporter.write_line(f"{client:10} {figure}")

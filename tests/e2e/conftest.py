@@ -10,7 +10,6 @@ reason; in CI (`CI=true`) a real side that cannot be built or started fails.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,6 @@ import pytest
 from e2e_support import OPERATORS, Backend, FakeBackend, RealBackend
 
 from flarekit import Client
-from flarekit_testing import ControlPlane
 from flarekit_testing.controlplane._operator_runner import versions_for
 from flarekit_testing.controlplane._operators import OperatorNotBuilt
 
@@ -34,32 +32,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(TIMEOUT))
 
 
-def _real_releases() -> dict[str, str]:
-    """The newest release of each family whose operator is built (what the control plane runs);
-    skips, or fails in CI, when one is missing."""
-    try:
-        return versions_for(OPERATORS, None)
-    except OperatorNotBuilt as exc:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI=true: {exc}", pytrace=False)
-        pytest.skip(str(exc))
-
-
 @pytest.fixture(scope="package", params=["fakecluster", "controlplane"])
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if request.param == "controlplane":
-        binaries = request.getfixturevalue("controlplane_binaries")
-        releases = _real_releases()
-        # Every operator's CRDs and webhooks: on a busy 2-core machine the API server takes
-        # minutes to establish them all, so the start is given more than the default minute.
-        with ControlPlane(
-            releases=releases,
-            operators=OPERATORS,
-            binaries=binaries,
-            pod_run_time=1.0,
-            start_timeout=600.0,
-        ) as plane:
-            yield RealBackend(plane)
+        # The session's control plane with every operator (tests/conftest.py), which the
+        # client differential compares against too.
+        yield RealBackend(request.getfixturevalue("operator_plane"))
         return
     # The simulated side serves the same releases' CRDs as the real side when the operators
     # are built, else the releases the simulation is written against.

@@ -14,7 +14,9 @@ Plain HTTP (the bounds under test do not depend on TLS); each path picks a behav
   ``always-garbage`` (a line that is not JSON on every connection).
 
 `HostileServer.watch_versions` records the resourceVersion of every watch request, so a
-test can see where the client resumed.
+test can see where the client resumed. Run as a program, the server serves in a process of its
+own and prints its URL: a test that times the client then does not share its interpreter (and
+its lock) with the server's threads.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import json
 import socket
 import socketserver
 import struct
+import subprocess
+import sys
 import threading
 import urllib.parse
 import zlib
@@ -171,17 +175,7 @@ class HostileServer:
 
     def kubeconfig(self, folder: Path, user: dict[str, Any] | None = None) -> Path:
         """A kubeconfig for this server (the user: a token, unless given)."""
-        path = folder / "hostile-kubeconfig"
-        document = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "hostile", "cluster": {"server": self.url}}],
-            "users": [{"name": "someone", "user": user or {"token": "t0ken"}}],
-            "contexts": [{"name": "hostile", "context": {"cluster": "hostile", "user": "someone"}}],
-            "current-context": "hostile",
-        }
-        path.write_text(json.dumps(document))
-        return path
+        return _kubeconfig(self.url, folder, user)
 
     def __enter__(self) -> HostileServer:
         self._thread.start()
@@ -191,3 +185,47 @@ class HostileServer:
         self._server.stopped.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+def _kubeconfig(url: str, folder: Path, user: dict[str, Any] | None) -> Path:
+    path = folder / "hostile-kubeconfig"
+    document = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "hostile", "cluster": {"server": url}}],
+        "users": [{"name": "someone", "user": user or {"token": "t0ken"}}],
+        "contexts": [{"name": "hostile", "context": {"cluster": "hostile", "user": "someone"}}],
+        "current-context": "hostile",
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+class HostileServerProcess:
+    """The same server in a child process; a context manager."""
+
+    def __init__(self) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, __file__], stdout=subprocess.PIPE, text=True
+        )
+        assert self._process.stdout is not None
+        self.url = self._process.stdout.readline().strip()
+        assert self.url.startswith("http://127.0.0.1:"), self.url
+
+    def kubeconfig(self, folder: Path, user: dict[str, Any] | None = None) -> Path:
+        return _kubeconfig(self.url, folder, user)
+
+    def __enter__(self) -> HostileServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._process.terminate()
+        self._process.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    gzip_bomb()  # made before the URL is printed, so before any client starts a clock
+    with HostileServer() as served:
+        print(served.url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            served._server.stopped.wait()

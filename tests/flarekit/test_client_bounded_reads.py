@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_server import HostileServer, gzip_bomb
+from hostile_server import HostileServer, HostileServerProcess, gzip_bomb
 
 from flarekit import ApiUnavailable, Client, ReadLimits, RetryPolicy, from_kubeconfig
 from flarekit_models.core.v1 import Pod
@@ -58,6 +58,14 @@ def hostile() -> Iterator[HostileServer]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def hostile_apart() -> Iterator[HostileServerProcess]:
+    """The server in a process of its own, for the timed cases: the test's own threads (and
+    any the suite left running) cannot slow the server down."""
+    with HostileServerProcess() as server:
+        yield server
+
+
 def _in_child(kubeconfig: Path, action: str, target: str, timeout: float = 30.0) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, str(kubeconfig), action, target, str(timeout)],
@@ -83,14 +91,14 @@ CASES = [
 
 @pytest.mark.parametrize(("action", "target", "timeout", "message"), CASES)
 def test_a_hostile_answer_ends_fast_in_bounded_memory(
-    hostile: HostileServer,
+    hostile_apart: HostileServerProcess,
     tmp_path: Path,
     action: str,
     target: str,
     timeout: float,
     message: str,
 ) -> None:
-    outcome = _in_child(hostile.kubeconfig(tmp_path), action, target, timeout)
+    outcome = _in_child(hostile_apart.kubeconfig(tmp_path), action, target, timeout)
     assert outcome["error"] == "ApiUnavailable", outcome
     assert message in outcome["message"]
     assert outcome["seconds"] < SECONDS, outcome

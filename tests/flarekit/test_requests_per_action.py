@@ -222,11 +222,14 @@ def test_cluster_apply_status_wait_down(fc: FakeCluster, client: Client) -> None
     assert sent(fc, lambda: cluster.wait_ready(poll=0.01, progress=False)) == [
         f"GET {RAY}/rayclusters/rc",  # one poll: ready
         # Is the dashboard exposed (then it is waited for)? The head Service's name, then
-        # what may route to it: nothing here, so there is no dashboard to wait for.
+        # what may route to it: nothing here, so it is asked for once through the API
+        # server's proxy to the head Service, which this server does not offer (404): there
+        # is no dashboard to wait for. One lookup serves every step.
         f"GET {RAY}/rayclusters/rc",
         f"GET /apis/route.openshift.io/v1/namespaces/{NS}/routes",
         f"GET /apis/networking.k8s.io/v1/namespaces/{NS}/ingresses",
         f"GET /apis/gateway.networking.k8s.io/v1/namespaces/{NS}/httproutes",
+        f"GET /api/v1/namespaces/{NS}/services/rc-head-svc:8265/proxy/api/version",
     ]
     assert sent(
         fc, lambda: cluster.wait_ready(poll=0.01, progress=False, dashboard_check=False)

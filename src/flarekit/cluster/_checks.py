@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from flarekit._core_checks import check_models
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import is_bare_number
+from flarekit._sizes import check_annotations
 from flarekit._validation import (
     DEFAULT_EXTENDED_RESOURCES,
     ValidationReport,
@@ -81,7 +82,7 @@ def validate(config: ClusterParameters) -> ValidationReport:
     _check_storage(report, config)
     _check_list_of_names(report, "image_pull_secrets", config.image_pull_secrets)
     check_labels(report, "labels", config.labels)
-    check_labels(report, "annotations", config.annotations, values_are_labels=False)
+    check_annotations(report, "annotations", config.annotations)
     _check_kueue(report, config)
     _check_bool(report, "appwrapper", config.appwrapper)
     _check_gcs(report, config)

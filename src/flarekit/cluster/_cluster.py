@@ -33,6 +33,7 @@ from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
 from flarekit.cluster import _endpoints
 from flarekit.cluster._client_tls import generate_tls_cert
 from flarekit.cluster._config import ClusterConfiguration
+from flarekit.cluster._dashboard_access import ClusterDashboard, endpoint_port, never_resolves
 from flarekit.cluster._details import ClusterDetails, group_rows
 from flarekit.cluster._prechecks import (
     check_not_taken,
@@ -63,10 +64,9 @@ if TYPE_CHECKING:
     from flarekit._progress import Progress
     from flarekit.client import Client
     from flarekit.cluster._client_tls import RayClientTLS
-    from flarekit.ray import RayJobClient, RayJobsError, Verify
+    from flarekit.ray import RayJobClient, Verify
     from flarekit_models import KubeResource
     from flarekit_models.core.v1 import Event
-    from flarekit_models.ray.v1 import RayCluster
 
 __all__ = ["Cluster"]
 
@@ -87,16 +87,6 @@ _PARAMETERS = tuple(
 
 def _as_dict(obj: KubeResource | None) -> JsonObject | None:
     return obj.to_dict() if obj is not None else None
-
-
-def _endpoint(raycluster: RayCluster | None, name: str, default: int) -> int:
-    """A port KubeRay reports in `status.endpoints` (strings), else `default`."""
-    status = raycluster.status if raycluster is not None else None
-    endpoints = (status.endpoints if status is not None else None) or {}
-    try:
-        return int(endpoints.get(name) or default)
-    except ValueError:
-        return default
 
 
 class Cluster:
@@ -212,7 +202,7 @@ class Cluster:
         """
         raycluster = self._get(ray_v1.RayCluster, self.name)
         service = head_service_name(raycluster, self.name)
-        port = _endpoint(raycluster, "client", _endpoints.CLIENT_PORT)
+        port = endpoint_port(raycluster, "client", _endpoints.CLIENT_PORT)
         return f"ray://{service}.{self.namespace}.svc:{port}"
 
     def local_client_url(self) -> str:
@@ -252,13 +242,8 @@ class Cluster:
         Raises :class:`~flarekit.cluster.DashboardNotExposed` (a `LookupError`) saying that
         none was found and how to port-forward instead.
         """
-        raycluster = self._get(ray_v1.RayCluster, self.name)
-        return _endpoints.find_dashboard_uri(
-            self.client,
-            self.namespace,
-            head_service_name(raycluster, self.name),
-            port=_endpoint(raycluster, "dashboard", _endpoints.DEFAULT_DASHBOARD_PORT),
-        )
+        dashboard = self._dashboard()
+        return dashboard.exposed_uri(dashboard.raycluster())
 
     def dashboard_client(
         self, *, timeout: float = 30.0, retries: int = 3, verify: Verify = True
@@ -269,45 +254,20 @@ class Cluster:
         this client's credentials (as ``kubectl proxy`` reaches it; the user needs
         ``get services/proxy`` in the namespace). Raises `NotFound` when the cluster does not
         exist."""
-        try:
-            uri = self.cluster_dashboard_uri()
-        except _endpoints.DashboardNotExposed:
-            raycluster = self._get(ray_v1.RayCluster, self.name)
-            return _endpoints.through_api_server(
-                self.client,
-                self.namespace,
-                head_service_name(raycluster, self.name),
-                _endpoint(raycluster, "dashboard", _endpoints.DEFAULT_DASHBOARD_PORT),
-                timeout=timeout,
-                retries=retries,
-            )
-        return flarekit.ray.RayJobClient(uri, verify=verify, timeout=timeout, retries=retries)
+        dashboard = self._dashboard()
+        return dashboard.client_at(
+            dashboard.route(), timeout=timeout, retries=retries, verify=verify
+        )
 
     def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
         """Whether the Ray dashboard answers (its Jobs API's ``/api/version``), at
         :meth:`cluster_dashboard_uri` or through the API server (see
         :meth:`dashboard_client`). False when it cannot be reached or answers with an error;
         `verify` is as for :class:`flarekit.ray.RayJobClient`."""
+        return self._dashboard().answer(timeout, verify) is None
 
-        return self._dashboard_answer(timeout, verify) is None
-
-    def _dashboard_answer(self, timeout: float, verify: Verify) -> RayJobsError | None:
-        """None when the dashboard answers, else the error that says why not."""
-        try:
-            uri = self.cluster_dashboard_uri()
-        except _endpoints.DashboardNotExposed:
-            uri = None
-        except flarekit.client.NotFound as exc:
-            return flarekit.ray.RayJobValidationError("cluster", str(exc))
-        if uri is not None and _never_resolves(uri):
-            return flarekit.ray.RayJobValidationError("address", f"{uri} never resolves")
-        try:
-            self.dashboard_client(timeout=timeout, retries=0, verify=verify).version()
-        except flarekit.ray.RayJobsError as exc:
-            return exc
-        except flarekit.client.NotFound as exc:
-            return flarekit.ray.RayJobValidationError("cluster", str(exc))
-        return None
+    def _dashboard(self) -> ClusterDashboard:
+        return ClusterDashboard(self.client, self.namespace, self.name)
 
     def details(self) -> ClusterDetails:
         """Status, addresses, queue admission and resources per group, read from the server."""
@@ -498,14 +458,16 @@ class Cluster:
         progress: bool | Progress,
         clock: Clock,
     ) -> None:
-        try:
-            uri = self.cluster_dashboard_uri()
-        except _endpoints.DashboardNotExposed:
-            uri = None
-            answer = self._dashboard_answer(5.0, True)
+        dashboard = self._dashboard()
+        route = dashboard.route()
+        uri = route[0]
+        if uri is None:
+            answer = dashboard.answer(5.0, True, route)
+            if answer is None:
+                return
             if isinstance(answer, flarekit.ray.RayJobsApiError) and answer.status == 404:
                 return  # no proxy to it on this server: nothing can ever answer there
-        if uri is not None and _never_resolves(uri):
+        elif never_resolves(uri):
             return  # e.g. the practice cluster's hosts: nothing can ever answer there
         where = f"at {uri}" if uri is not None else "through the API server"
         wait_until(
@@ -568,14 +530,6 @@ class Cluster:
             return self._admission(wrapper if wrapper is not None else raycluster, status)
         except Exception:  # the timeout is the error to report; this is only a hint
             return None
-
-
-def _never_resolves(uri: str) -> bool:
-    """Whether `uri`'s host is under ``.invalid``, which by RFC 6761 never resolves."""
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(uri).hostname or "").rstrip(".")
-    return host == "invalid" or host.endswith(".invalid")
 
 
 def _kind_of(wrapper: JsonObject | None) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import flarekit.kueue
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
+from flarekit._sizes import check_annotations
 from flarekit._validation import (
     ValidationReport,
     check_count,
@@ -80,7 +81,7 @@ def validate(job: RayJobParameters) -> ValidationReport:
     _check_entrypoint_resources(report, job)
     _check_submitter(report, job)
     check_labels(report, "labels", job.labels)
-    check_labels(report, "annotations", job.annotations, values_are_labels=False)
+    check_annotations(report, "annotations", job.annotations)
     if job.local_queue is not None:
         check_queued(report, job, "local_queue")
     return report

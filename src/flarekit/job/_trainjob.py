@@ -19,6 +19,7 @@ import flarekit.client
 import flarekit.kueue
 from flarekit._objects import labels_of
 from flarekit._products import JOBSET_LABEL, QUEUE_LABEL, REPLICATED_JOB_LABEL
+from flarekit._sizes import check_annotations
 from flarekit._tables import HtmlStatus
 from flarekit._validation import (
     ConfigError,
@@ -194,7 +195,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         if labels is not None:
             check_labels(report, "labels", labels)
         if annotations is not None:
-            check_labels(report, "annotations", annotations, values_are_labels=False)
+            check_annotations(report, "annotations", annotations)
         self._check_queue(report)
         if not isinstance(suspend, bool):
             report.add("suspend", suspend, "expected True or False", "a bool")

@@ -75,10 +75,21 @@ def _atomic_map(s: Schema | None) -> bool:
     return s is not None and s.map_type == "atomic"
 
 
-def _item_key(item: Any, keys: tuple[str, ...]) -> str | None:
+def _item_key(item: Any, s: Schema) -> str | None:
+    """A list-map item's name, `k:{...}` of its key fields. A key field the item leaves out
+    takes the schema's default, as structured-merge-diff does before it merges (so that a
+    container port applied without `protocol` is the stored `TCP` port, not a new one)."""
+    keys = s.list_map_keys
     if not isinstance(item, dict) or not keys:
         return None
-    return "k:" + json.dumps({k: item.get(k) for k in keys}, separators=(",", ":"))
+    named = {}
+    for k in keys:
+        if k in item:
+            named[k] = item[k]
+            continue
+        key_schema = s.items.child_schema(k) if s.items is not None else None
+        named[k] = key_schema.default if key_schema is not None else None
+    return "k:" + json.dumps(named, separators=(",", ":"))
 
 
 def _value_key(value: Any) -> str:
@@ -96,7 +107,7 @@ def leaves(doc: Any, s: Schema | None, prefix: Path = ()) -> dict[Path, Any]:
         out = {}
         items = s.items
         for item in doc:
-            key = _item_key(item, s.list_map_keys)
+            key = _item_key(item, s)
             if key is None:
                 return {prefix: doc}
             out[(*prefix, key, ".")] = None
@@ -187,11 +198,10 @@ def merge(live: Any, config: Any, s: Schema | None) -> Any:
     if isinstance(config, list) and isinstance(live, list) and s is not None:
         kind = _list_kind(s)
         if kind == "map":
-            keys = s.list_map_keys
             merged = [copy_json(i) for i in live]
             for item in config:
-                key = _item_key(item, keys)
-                at = next((n for n, i in enumerate(merged) if _item_key(i, keys) == key), None)
+                key = _item_key(item, s)
+                at = next((n for n, i in enumerate(merged) if _item_key(i, s) == key), None)
                 if at is None:
                     merged.append(copy_json(item))
                 else:
@@ -221,14 +231,26 @@ class _Paths:
     def overlaps(self, path: Path) -> bool:
         return path in self.prefixes or any(path[:i] in self.paths for i in range(1, len(path)))
 
+    def cover(self, path: Path) -> bool:
+        """Whether `path` is one of these or lies under one (a node whose children changed
+        is not itself changed)."""
+        return any(path[:i] in self.paths for i in range(1, len(path) + 1))
+
 
 def to_fields_v1(paths: Iterable[Path]) -> JSON:
+    """The FieldsV1 tree of a set of paths: a node owned itself and through children too
+    has a `.` entry; a node owned only itself is `{}` (an item whose fields other managers
+    took, `f:data` of a map whose keys they took)."""
     tree: JSON = {}
     for path in sorted(paths):
         node = tree
         for element in path:
             node = node.setdefault(element, {})
-    return tree
+    return _bare(tree)
+
+
+def _bare(tree: JSON) -> JSON:
+    return {k: {} if v == {".": {}} else _bare(v) for k, v in tree.items()}
 
 
 def from_fields_v1(tree: Any, prefix: Path = ()) -> set[Path]:
@@ -269,10 +291,11 @@ class Entry:
             "manager": self.manager,
             "operation": self.operation,
             "apiVersion": self.api_version,
-            "time": self.time,
             "fieldsType": "FieldsV1",
             "fieldsV1": to_fields_v1(self.paths),
         }
+        if self.time:  # an apply that changed nothing leaves a new manager without one
+            out["time"] = self.time
         if self.subresource:
             out["subresource"] = self.subresource
         return out
@@ -303,8 +326,18 @@ def ownership(obj: JSON) -> set[tuple[str, str, str, frozenset[Path]]]:
     return {(e.manager, e.operation, e.subresource, frozenset(e.paths)) for e in read_entries(obj)}
 
 
+def _order(e: Entry) -> tuple[str, int, str, str, str]:
+    """kube-apiserver's order of managedFields: by operation, then time (to the second; an
+    entry without one first), manager, apiVersion and subresource."""
+    seconds = 0
+    if e.time:
+        stamp = datetime.datetime.strptime(e.time, "%Y-%m-%dT%H:%M:%SZ")
+        seconds = int(stamp.replace(tzinfo=datetime.UTC).timestamp())
+    return e.operation, seconds, e.manager, e.api_version, e.subresource
+
+
 def write_entries(obj: JSON, entries: list[Entry]) -> None:
-    kept = [e.to_json() for e in entries if e.paths]
+    kept = [e.to_json() for e in sorted(entries, key=_order) if e.paths]
     meta = obj.setdefault("metadata", {})
     if kept:
         meta["managedFields"] = kept
@@ -352,23 +385,41 @@ def record_update(
     status_subresource: bool,
     schema: Mapping[str, Any] | None = None,
 ) -> None:
-    """Give `manager` the fields this non-apply write changed (taking them from others)."""
+    """Give `manager` the fields this non-apply write changed (taking them from others).
+
+    `old` is the object before the write; for a create, the kind's empty object."""
     s = _root(schema)
     entries = read_entries(old)
     before = leaves(tracked(old, subresource, status_subresource), s) if old else {}
     after = leaves(tracked(new, subresource, status_subresource), s)
     changed = {p for p in before.keys() | after.keys() if before.get(p, ...) != after.get(p, ...)}
     if changed:
+        touched = _Paths(changed)
         for e in entries:
-            touched = _Paths(changed)
-            e.paths = {p for p in e.paths if not touched.overlaps(p)}
+            e.paths = {p for p in e.paths if not touched.cover(p[:-1] if p[-1] == "." else p)}
         mine = _entry(entries, manager, "Update", subresource)
-        mine.paths |= {c for c in changed if c in after}
+        added = {c for c in changed if c in after}
+        mine.paths |= added | _new_nodes(added, before)
         mine.api_version, mine.time = api_version, now()
     live = _Paths(leaves(tracked(new, "", False), s))
     for e in entries:
-        e.paths = {p for p in e.paths if live.overlaps(p)}
+        e.paths = {p for p in e.paths if live.overlaps(p[:-1] if p[-1:] == (".",) else p)}
     write_entries(new, entries)
+
+
+def _new_nodes(added: set[Path], before: Mapping[Path, Any]) -> set[Path]:
+    """The maps and lists an update brought into being, as `.` entries: structured-merge-diff
+    gives an update's manager the node itself too (`f:data: {.: {}, f:a: {}}`). What existed
+    before does not count: for a create, the fields the kind's empty Go object always has
+    (a pod's `spec` and `spec.containers`), and `metadata`."""
+    existed = {p[:i] for p in before for i in range(1, len(p) + 1)}
+    out: set[Path] = set()
+    for path in added:
+        for i in range(1, len(path)):
+            node = path[:i]
+            if node[-1].startswith("f:") and node not in existed and node != ("f:metadata",):
+                out.add((*node, "."))
+    return out
 
 
 def apply(
@@ -413,9 +464,16 @@ def apply(
             _prune_empty(result, path)
     result = dict(merge(result, wanted, s))
     mine.paths = {p for p, v in wanted_leaves.items() if v is not None or p[-1] == "."}
-    mine.api_version, mine.time = api_version, now()
+    mine.api_version = api_version
+    if _content(result) != _content(live):  # a no-op apply keeps the time it had, if any
+        mine.time = now()
     write_entries(result, entries)
     return result
+
+
+def _content(obj: JSON) -> JSON:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
 
 
 def _dotted(path: Path) -> str:

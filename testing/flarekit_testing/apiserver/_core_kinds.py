@@ -120,9 +120,14 @@ class NamespaceStrategy(Strategy):
     typed = True
     fields: ClassVar[Mapping[str, str]] = {"status.phase": "status.phase"}
 
-    def prepare_create(self, obj: JSON) -> None:
+    def default(self, obj: JSON) -> None:
         name = obj["metadata"].get("name") or ""
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+
+    def zero(self) -> JSON:
+        return {"spec": {}, "status": {}}
+
+    def prepare_create(self, obj: JSON) -> None:
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
 
@@ -239,7 +244,7 @@ class SecretStrategy(Strategy):
                 return problem
         return None
 
-    def prepare_create(self, obj: JSON) -> None:
+    def default(self, obj: JSON) -> None:
         _fold_string_data(obj)
         obj.setdefault("type", "Opaque")
 

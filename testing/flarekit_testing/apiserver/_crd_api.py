@@ -20,10 +20,13 @@ from flarekit_testing.apiserver._auth import Attributes, Policy
 from flarekit_testing.apiserver._discovery import storage_version_hash
 from flarekit_testing.apiserver._meta import timestamp
 from flarekit_testing.apiserver._request import Response
+from flarekit_testing.apiserver._strategy import Column, Strategy
+from flarekit_testing.apiserver._tables import NAME, table
 
 __all__ = [
     "GROUP",
     "PLURAL",
+    "as_table",
     "discovery",
     "group_entry",
     "is_crd_path",
@@ -157,6 +160,32 @@ def _name_selector(query: Mapping[str, list[str]]) -> str | None:
             f'"{raw}" is not a known field selector: only "metadata.name" is supported'
         )
     return value.lstrip("=").strip()
+
+
+class _Printer(Strategy):
+    """How kube-apiserver prints CRDs (`kubectl get crd`): NAME and CREATED AT, the creation
+    time itself rather than an age."""
+
+    def columns(self) -> list[Column]:
+        created = Column("Created At", type="date", description=CREATED_AT)
+        return [NAME, created]
+
+    def cells(self, obj: Mapping[str, Any]) -> list[Any]:
+        meta = obj.get("metadata") or {}
+        return [meta.get("name", ""), meta.get("creationTimestamp")]
+
+
+CREATED_AT = "When the object was created, as the server recorded it (RFC 3339, UTC)."
+PRINTER = _Printer()
+
+
+def as_table(body: Mapping[str, Any], query: Mapping[str, list[str]]) -> JSON:
+    """A CRD or CRD list answer as the Table `kubectl get crd` asks for."""
+    include = (query.get("includeObject") or ["Metadata"])[-1]
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    meta = {"resourceVersion": rv} if rv else {}
+    items = body["items"] if isinstance(body.get("items"), list) else [body]
+    return table(PRINTER, items, meta, include)
 
 
 def serve(

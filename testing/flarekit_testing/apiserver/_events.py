@@ -150,6 +150,9 @@ class EventStrategy(Strategy):
                 causes.append(Cause("FieldValueRequired", "Required value", key))
         return causes
 
+    def zero(self) -> JSON:
+        return {"involvedObject": {}, **{k: copy_json(v) for k, v in _CORE_EVENT_FIELDS}}
+
     def from_stored(self, obj: JSON, api_version: str) -> JSON:
         """Fields without `omitempty` in the Go type are always there, empty or null."""
         out = super().from_stored(obj, api_version)
@@ -237,6 +240,9 @@ class EventsV1Strategy(EventStrategy):
                     Cause("FieldValueInvalid", 'Invalid value: "": needs to be unset', label)
                 )
         return causes
+
+    def zero(self) -> JSON:
+        return {"regarding": {}, **{k: copy_json(v) for k, v in _V1_EVENT_FIELDS}}
 
     def to_stored(self, obj: JSON) -> JSON:
         out = dict(obj)

@@ -35,7 +35,7 @@ from flarekit_testing.apiserver._faults import Faults, RecordedRequest, RequestL
 from flarekit_testing.apiserver._request import Request, Response, decode_body, present
 from flarekit_testing.apiserver._resources import Registry
 from flarekit_testing.apiserver._routing import Route
-from flarekit_testing.apiserver._store import BOOKMARK, CLOSED, Store
+from flarekit_testing.apiserver._store import BOOKMARK, CLOSED, INITIAL_EVENTS_END, Store
 
 JSON = dict[str, Any]
 
@@ -164,6 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
                 response = _crd_api.serve(
                     backend.crds, backend.policy, user, self.command, path, query
                 )
+                if _tables.wants_table(self.headers.get("Accept") or ""):
+                    response.body = _crd_api.as_table(response.body, query)
             elif route is None:
                 response = _nonresource.serve(
                     backend.registry,
@@ -190,6 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Authorize and answer a resource request; None when it was streamed already."""
         backend = self.server.backend
         req = route.request
+        req.user = user
         backend.policy.authorize(
             Attributes(
                 user,
@@ -322,6 +325,13 @@ class _Handler(BaseHTTPRequestHandler):
         deadline = time.monotonic() + timeout
         interval = backend.bookmark_interval
         next_bookmark = time.monotonic() + interval
+        # kube-apiserver also sends bookmarks in the last two seconds before a watch times out
+        # (its watch cache looks each second), when the resource type moved on since the watch
+        # began or the last bookmark, so that the client can resume from there.
+        partings = [t for t in (deadline - 2.0, deadline - 1.0) if t > time.monotonic()]
+        marked = watcher.type_rv
+        tables = _tables.wants_table(self.headers.get("Accept") or "")
+        first = True
         try:
             while True:
                 now = time.monotonic()
@@ -330,26 +340,39 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 wait = deadline - now
                 if plan.bookmarks:
-                    wait = min(wait, max(0.0, next_bookmark - now))
+                    wait = min(wait, max(0.0, next_bookmark - now), *(t - now for t in partings))
                 try:
-                    kind, payload = watcher.queue.get(timeout=wait)
+                    kind, payload = watcher.queue.get(timeout=max(0.0, wait))
                 except queue.Empty:
-                    if plan.bookmarks and time.monotonic() >= next_bookmark:
+                    now = time.monotonic()
+                    if plan.bookmarks and now >= next_bookmark:
                         backend.store.bookmark(watcher)
-                        next_bookmark = time.monotonic() + interval
+                        next_bookmark = now + interval
+                    if plan.bookmarks and partings and now >= partings[0]:
+                        partings.pop(0)
+                        if watcher.type_rv > marked:
+                            marked = watcher.type_rv
+                            backend.store.bookmark(watcher)
                     continue
                 if kind == CLOSED:
                     self._drop()
                     return
-                if kind == BOOKMARK:
+                if kind in (BOOKMARK, INITIAL_EVENTS_END):
                     obj: JSON = {
                         "kind": req.rt.kind,
                         "apiVersion": req.api_version,
                         "metadata": {"resourceVersion": str(payload)},
                     }
+                    if kind == INITIAL_EVENTS_END:
+                        obj["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
+                        kind = BOOKMARK
                 else:
                     assert isinstance(payload, dict)
                     obj = present(payload, req.rt, req.version.name)
+                if tables:
+                    version = req.version.name
+                    obj = _tables.watch_event_table(req.rt, version, obj, req.query, first)
+                    first = False
                 self._chunk({"type": kind, "object": obj})
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True

@@ -73,7 +73,9 @@ class _Pruner:
                 self._skip_prune(v, s.items, f"{path}[{i}]", s.items.embedded)
 
     def _coerce_meta(self, meta: Any, path: str, root: bool) -> None:
-        """Drop what decoding into ``ObjectMeta`` drops: unknown keys and nulls.
+        """Drop what decoding into ``ObjectMeta`` drops: unknown keys, nulls, and the empty
+        maps and lists its ``omitempty`` fields leave out (`annotations: {}` is no
+        annotations, so a patch that sends it changes nothing).
 
         Embedded objects also lose an empty ``creationTimestamp``, as upstream's coercion
         removes the zero timestamp the round trip would add.
@@ -84,8 +86,20 @@ class _Pruner:
             if k not in OBJECT_META_FIELDS:
                 self.unknown.append(join(path, k))
                 del meta[k]
-            elif meta[k] is None or (not root and k == "creationTimestamp" and not meta[k]):
+            elif _left_out(k, meta[k], root):
                 del meta[k]
+
+
+def _left_out(key: str, value: Any, root: bool) -> bool:
+    if value is None or (not root and key == "creationTimestamp" and not value):
+        return True
+    return key in _OMITTED_WHEN_EMPTY and value in ({}, [], "")
+
+
+#: ObjectMeta's `omitempty` collections and strings that are not left out elsewhere.
+_OMITTED_WHEN_EMPTY = frozenset(
+    ("labels", "annotations", "finalizers", "ownerReferences", "managedFields", "generateName")
+)
 
 
 def _default(x: Any, s: Schema | None) -> None:

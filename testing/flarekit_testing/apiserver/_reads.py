@@ -173,8 +173,12 @@ def open_watch(store: Store, req: Request) -> WatchPlan:
     timeout = _int_param(req, "timeoutSeconds")
     warnings = deprecation_warnings(req)
     bookmarks = req.flag("allowWatchBookmarks")
+    if req.flag("sendInitialEvents"):
+        since = None
     try:
-        watcher = store.watch(*req.rt.bucket, namespace, since, matches)
+        # A watch that starts with the current state ends it with a bookmark, when bookmarks
+        # are allowed (kubectl wait and client-go's watch lists wait for it).
+        watcher = store.watch(*req.rt.bucket, namespace, since, matches, bookmarks)
     except TooOld as exc:
         return WatchPlan(None, _errors.expired(str(exc)), timeout, bookmarks, warnings)
     return WatchPlan(watcher, None, timeout, bookmarks, warnings)

@@ -39,6 +39,8 @@ class Request:
     body: bytes = b""
     content_type: str = ""
     user_agent: str = ""
+    #: who sends it (what admission webhooks see); direct access acts as the admin
+    user: str = ""
 
     @property
     def api_version(self) -> str:
@@ -175,6 +177,14 @@ def check_type(req: Request, doc: JSON) -> None:
         raise _errors.bad_request(
             f"the API version in the data ({api_version}) does not match the expected API "
             f"version ({req.api_version})"
+        )
+    if kind != req.rt.kind and not req.rt.builtin:
+        # a custom resource is read whatever its kind, then validated: 422, as the
+        # apiextensions validator answers
+        name = str((doc.get("metadata") or {}).get("name") or req.name)
+        why = f'Invalid value: "{kind}": must be {req.rt.kind}'
+        raise _errors.invalid(
+            req.rt.kind, req.rt.group, name, [_errors.Cause("FieldValueInvalid", why, "kind")]
         )
     if kind != req.rt.kind:
         raise _errors.bad_request(

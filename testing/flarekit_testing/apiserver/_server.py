@@ -157,6 +157,7 @@ class FakeCluster:
         write_kubeconfig(self.kubeconfig_path, self.url, tls.ca_cert, self.policy.admin_token)
         with self.store.lock:
             self._namespace_defaults.started(tls.ca_cert.read_text())
+        self.store.start_watch_window()
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -371,6 +372,7 @@ class FakeCluster:
             b"" if body is None else json.dumps(body).encode(),
             content_type,
             DIRECT_AGENT,
+            self.policy.admin_user,
         )
 
     def objects(
@@ -541,7 +543,10 @@ class FakeCluster:
     # -- controllers ----------------------------------------------------------------------------
 
     def add_controller(self, controller: Controller[FakeCluster]) -> None:
-        """Run a simulated controller on the controller thread (see `Controller`)."""
+        """Run a simulated controller on the controller thread (see `Controller`); the
+        admission webhooks it brings (`webhooks`, see `AdmissionWebhook`) see every write
+        from then on."""
+        self.store.webhooks.extend(getattr(controller, "webhooks", ()))
         self._controllers.add(controller)
 
     @property

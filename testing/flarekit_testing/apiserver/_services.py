@@ -84,7 +84,9 @@ class ServiceStrategy(Strategy):
     names = "label"  # RFC 1123 labels since RelaxedServiceNameValidation (on by default)
     typed = True
 
-    def prepare_create(self, obj: JSON) -> None:
+    def default(self, obj: JSON) -> None:
+        """`SetDefaults_Service`: type, session affinity, port protocols and target ports,
+        traffic policies."""
         spec = obj.setdefault("spec", {})
         kind = spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
@@ -97,12 +99,23 @@ class ServiceStrategy(Strategy):
             return
         if kind in ("NodePort", "LoadBalancer"):
             spec.setdefault("externalTrafficPolicy", "Cluster")
-            for i, port in enumerate(spec.get("ports") or []):
-                if isinstance(port, dict):
-                    port.setdefault("nodePort", 30000 + _hash(obj, str(i)) % 2768)
         spec.setdefault("internalTrafficPolicy", "Cluster")
         if kind == "LoadBalancer":
             spec.setdefault("allocateLoadBalancerNodePorts", True)
+
+    def zero(self) -> JSON:
+        return {"spec": {}, "status": {"loadBalancer": {}}}
+
+    def prepare_create(self, obj: JSON) -> None:
+        """What the service registry allocates: node ports, cluster IPs and their families."""
+        spec = obj.setdefault("spec", {})
+        kind = spec.get("type", "ClusterIP")
+        if kind == "ExternalName":
+            return
+        if kind in ("NodePort", "LoadBalancer"):
+            for i, port in enumerate(spec.get("ports") or []):
+                if isinstance(port, dict):
+                    port.setdefault("nodePort", 30000 + _hash(obj, str(i)) % 2768)
         if spec.get("clusterIP") != "None":
             spec.setdefault("clusterIP", _cluster_ip(obj))
         spec.setdefault("clusterIPs", [spec["clusterIP"]])
@@ -294,6 +307,9 @@ PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 
 class IngressStrategy(Strategy):
     typed = True
+
+    def zero(self) -> JSON:
+        return {"spec": {}, "status": {"loadBalancer": {}}}
 
     def prepare_create(self, obj: JSON) -> None:
         obj["status"] = {"loadBalancer": {}}

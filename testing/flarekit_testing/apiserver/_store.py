@@ -97,6 +97,8 @@ class TooOld(Exception):
 Matcher = Callable[[JSON], bool]
 
 BOOKMARK = "BOOKMARK"
+#: The bookmark that ends a watch's initial events (annotated `k8s.io/initial-events-end`).
+INITIAL_EVENTS_END = "INITIAL_EVENTS_END"
 CLOSED = "CLOSED"
 
 
@@ -114,6 +116,9 @@ class Watcher:
         self.matcher = matcher
         self.queue: queue.Queue[tuple[str, JSON | int | None]] = queue.Queue()
         self.last_rv = 0
+        #: The newest resourceVersion of the watched resource type, any namespace or selector
+        #: (what the watch cache's own resourceVersion follows).
+        self.type_rv = 0
 
     def _in_scope(self, key: Key) -> bool:
         return (
@@ -123,6 +128,8 @@ class Watcher:
         )
 
     def offer(self, event: Event) -> None:
+        if event.key[:2] == (self.group, self.plural):
+            self.type_rv = event.rv
         if not self._in_scope(event.key):
             return
         self.last_rv = event.rv
@@ -158,8 +165,11 @@ class Store:
         self._history: deque[Event] = deque()
         self._max_history = history
         self._compacted = 0
+        self._watch_from = 0
         self._watchers: set[Watcher] = set()
         self.on_commit: list[Callable[[Event], None]] = []
+        #: the operators' admission webhooks every write passes (see `_admission`)
+        self.webhooks: list[Any] = []
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -277,23 +287,35 @@ class Store:
         namespace: str | None,
         since: int | None,
         matcher: Matcher,
+        initial_events_end: bool = False,
     ) -> Watcher:
-        """Open a watch; `since=None` starts with synthetic ADDED events for the current state."""
+        """Open a watch; `since=None` starts with synthetic ADDED events for the current state
+        (then, with `initial_events_end`, the bookmark that says they are all there)."""
         with self.lock:
             watcher = Watcher(group, plural, namespace, matcher)
             if since is None:
                 for _, obj in self.listing(group, plural, namespace):
                     if matcher(obj):
                         watcher.queue.put(("ADDED", obj))
+                if initial_events_end:
+                    watcher.queue.put((INITIAL_EVENTS_END, self._rv))
             else:
-                if since < self._compacted:
-                    raise TooOld(since, self._compacted)
+                oldest = max(self._compacted, self._watch_from)
+                if since < oldest:
+                    raise TooOld(since, oldest)
                 for event in self._history:
                     if event.rv > since:
                         watcher.offer(event)
-            watcher.last_rv = self._rv
+            watcher.last_rv = watcher.type_rv = self._rv
             self._watchers.add(watcher)
             return watcher
+
+    def start_watch_window(self) -> None:
+        """Watches may start from the current resourceVersion on, not before: kube-apiserver
+        serves them from its watch cache, which begins when it starts (a watch from
+        resourceVersion 1 answers 410 Expired), while lists may still read older versions."""
+        with self.lock:
+            self._watch_from = self._rv
 
     def bookmark(self, watcher: Watcher) -> None:
         """Queue a BOOKMARK at the current resourceVersion, ordered after all earlier events."""

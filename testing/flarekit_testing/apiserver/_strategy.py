@@ -83,8 +83,18 @@ class Strategy:
         meta = {"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace"}
         return {**meta, **(self.fields or {})}
 
+    def default(self, obj: JSON) -> None:
+        """Defaults decoding into the kind's Go type sets (its `SetDefaults_*` functions): the
+        writer owns them, as it owns what it sent."""
+
+    def zero(self) -> JSON:
+        """The kind's empty Go object as JSON (fields without `omitempty` present, empty or
+        null): what a create is compared with to find the fields its writer owns."""
+        return {}
+
     def prepare_create(self, obj: JSON) -> None:
-        """Defaults and server-set fields of a new object (after metadata is cleaned)."""
+        """Server-set fields of a new object (the strategy's `PrepareForCreate`, allocations
+        and the default admission plugins): no manager owns them."""
 
     def prepare_update(self, new: JSON, old: JSON) -> None:
         """Fields an update through the main endpoint may not touch are copied from `old`."""

@@ -194,7 +194,7 @@ def table(
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": dict(list_meta),
-        "columnDefinitions": [] if no_headers else [c.to_json() for c in printer.columns()],
+        "columnDefinitions": None if no_headers else [c.to_json() for c in printer.columns()],
         "rows": rows,
     }
     return out
@@ -206,6 +206,17 @@ def printer_for(rt: ResourceType, version: str) -> Strategy | CustomColumns:
         return rt.strategy
     columns = dict(rt.printer_columns).get(version, ())
     return CustomColumns(columns)
+
+
+def watch_event_table(
+    rt: ResourceType, version: str, obj: Mapping[str, Any], query: Any, first: bool
+) -> JSON:
+    """A watched object as the Table kube-apiserver sends in a watch event: one row, the
+    column definitions only in the watch's first event (bookmarks too are one-row tables)."""
+    include = (query.get("includeObject") or ["Metadata"])[-1]
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    meta = {"resourceVersion": rv} if rv else {}
+    return table(printer_for(rt, version), [obj], meta, include, no_headers=not first)
 
 
 def as_table(rt: ResourceType, version: str, body: Mapping[str, Any], query: Any) -> JSON:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from flarekit_testing.apiserver import _apply, _errors, _meta
+from flarekit_testing.apiserver._admission import AdmissionRequest, mutate, validate
 from flarekit_testing.apiserver._deletes import finalize_namespace
 from flarekit_testing.apiserver._json import copy_json
 from flarekit_testing.apiserver._patch import PatchError, apply_json_patch, apply_merge_patch
@@ -53,13 +54,15 @@ class Admission:
         self.patching = patching
         self.warnings: list[str] = deprecation_warnings(req)
 
-    def __call__(self, obj: JSON) -> tuple[JSON, list[_errors.Cause]]:
+    def __call__(self, obj: JSON, sent: bool = True) -> tuple[JSON, list[_errors.Cause]]:
+        """`sent`: the object is the request's (False: after webhooks, whose own unknown
+        fields are pruned silently)."""
         schema = self.req.version.schema
         if schema is None:
             return obj, []
 
         result = admit(obj, schema, strategy_of(self.req.rt).name_errors)
-        unknown = list(result.unknown_fields)
+        unknown = list(result.unknown_fields) if sent else []
         if unknown and self.opts.field_validation == "Strict":
             detail = "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
             if not self.patching:
@@ -74,6 +77,46 @@ class Admission:
 
 def _invalid(req: Request, name: str, causes: list[_errors.Cause]) -> _errors.ApiError:
     return _errors.invalid(req.rt.kind, req.rt.group, name, causes)
+
+
+def _webhook_request(req: Request, obj: JSON, old: JSON | None) -> AdmissionRequest:
+    meta = obj.get("metadata") or {}
+    return AdmissionRequest(
+        "UPDATE" if old is not None else "CREATE",
+        req.rt.group,
+        req.rt.plural,
+        req.rt.kind,
+        req.namespace,
+        str(meta.get("name") or req.name),
+        req.user,
+        obj,
+        old,
+        req.version.schema,
+    )
+
+
+def _mutated(
+    store: Store,
+    req: Request,
+    admission: Admission,
+    admitted: tuple[JSON, list[_errors.Cause]],
+    old: JSON | None,
+) -> tuple[JSON, list[_errors.Cause]]:
+    """The operators' mutating webhooks on what the schema admitted, then the schema again
+    when one changed the object (its causes replace the first ones)."""
+    obj = admitted[0]
+    if not store.webhooks or req.subresource:
+        return admitted
+    asked = _webhook_request(req, obj, old)
+    if not mutate(store.webhooks, asked):
+        return admitted
+    return admission(asked.obj, sent=False)
+
+
+def _validated(store: Store, req: Request, obj: JSON, old: JSON | None) -> None:
+    """The operators' validating webhooks (a refusal raises)."""
+    if store.webhooks and not req.subresource:
+        validate(store.webhooks, _webhook_request(req, obj, old))
 
 
 def _place(req: Request, obj: JSON) -> None:
@@ -118,13 +161,28 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
         _meta.strip_for_create(obj)
         _meta.isolate_for_main(obj, None, req.version.status_subresource)
         strategy = strategy_of(req.rt)
-        strategy.prepare_create(obj)
+        strategy.default(obj)
         obj, causes = admission(obj)
+        if not applied:
+            # The writer owns what it sent and what decoding defaulted, not what the server
+            # sets next (allocations, admission plugins, webhooks).
+            _apply.record_update(
+                strategy.zero(),
+                obj,
+                opts.manager,
+                req.api_version,
+                "",
+                req.version.status_subresource,
+                req.version.schema,
+            )
+        strategy.prepare_create(obj)
+        obj, causes = _mutated(store, req, admission, (obj, causes), None)
         if req.rt.builtin:
             causes += _meta.validate_meta_types(obj)
         causes += strategy.validate(obj)
         if causes:
             raise _invalid(req, name, causes)
+        _validated(store, req, obj, None)
         if store.get(req.key(name)) is not None:
             raise _errors.already_exists(req.rt.plural, req.rt.group, name)
         meta = obj["metadata"]
@@ -133,16 +191,6 @@ def create(store: Store, req: Request, doc: JSON | None = None, applied: bool = 
             meta.pop("generation")
         if applied:
             meta["managedFields"] = managed
-        else:
-            _apply.record_update(
-                None,
-                obj,
-                opts.manager,
-                req.api_version,
-                "",
-                req.version.status_subresource,
-                req.version.schema,
-            )
         if opts.dry_run:
             return Response(201, present(obj, req.rt, req.version.name), admission.warnings)
         stored = store.commit(req.key(name), to_storage(obj, req.rt))
@@ -221,6 +269,21 @@ def _commit_update(
             new["metadata"]["namespace"] = req.namespace
         strategy.prepare_update(new, old_view)
     new, causes = admission(new)
+    if applied:
+        new["metadata"]["managedFields"] = managed
+        if not managed:
+            new["metadata"].pop("managedFields", None)
+    else:  # before the webhooks: what they change is owned by no one
+        _apply.record_update(
+            old_view,
+            new,
+            opts.manager,
+            req.api_version,
+            req.subresource,
+            status_sub,
+            req.version.schema,
+        )
+    new, causes = _mutated(store, req, admission, (new, causes), old_view)
     if req.rt.builtin:
         causes += _meta.validate_meta_types(new)
     if req.subresource != "status":
@@ -237,22 +300,9 @@ def _commit_update(
         )
     if causes:
         raise _invalid(req, req.name, causes)
+    _validated(store, req, new, old_view)
     if strategy.generation and req.subresource != "status":
         _meta.bump_generation(new, old_view)
-    if applied:
-        new["metadata"]["managedFields"] = managed
-        if not managed:
-            new["metadata"].pop("managedFields", None)
-    else:
-        _apply.record_update(
-            old_view,
-            new,
-            opts.manager,
-            req.api_version,
-            req.subresource,
-            status_sub,
-            req.version.schema,
-        )
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
     if _meta.without_volatile(new) == _meta.without_volatile(old_view) and _apply.ownership(
         new

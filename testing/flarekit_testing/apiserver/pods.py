@@ -222,15 +222,27 @@ def qos_class(spec: Mapping[str, Any]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def prepare_for_create(pod: JSON) -> None:
-    """What the pod strategy does to a new pod: `Pending` status with its QoS class, and the
-    image pull policy defaulted from each image's tag."""
-    given = pod.get("spec")
-    spec: JSON = given if isinstance(given, dict) else {}
+def set_defaults(pod: JSON) -> None:
+    """What decoding a pod sets (`SetDefaults_Pod`, `SetDefaults_Container`): the image pull
+    policy from each image's tag, service links on, and the containers' `resources` the Go
+    type always has."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
-            if isinstance(container, dict) and container.get("image"):
+            if not isinstance(container, dict):
+                continue
+            if container.get("image"):
                 container.setdefault("imagePullPolicy", _pull_policy(str(container["image"])))
+            container.setdefault("resources", {})
+    spec.setdefault("enableServiceLinks", True)
+
+
+def prepare_for_create(pod: JSON) -> None:
+    """What the pod strategy does to a new pod: `Pending` status with its QoS class."""
+    given = pod.get("spec")
+    spec: JSON = given if isinstance(given, dict) else {}
     try:
         qos = qos_class(spec)
     except (ValueError, AttributeError):
@@ -416,7 +428,7 @@ def admit(pod: JSON) -> None:
     """What kube-apiserver's default admission plugins add to a new pod: the service account
     (ServiceAccount: `default`, its token as a projected volume mounted in every container),
     tolerations of not-ready and unreachable nodes for 300 s (DefaultTolerationSeconds), the
-    default priority (Priority) and the service links and preemption defaults."""
+    default priority and preemption policy (Priority)."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
@@ -428,8 +440,6 @@ def admit(pod: JSON) -> None:
         for c in spec.get(key) or []
         if isinstance(c, dict)
     ]
-    for c in containers:
-        c.setdefault("resources", {})
     if spec.get("automountServiceAccountToken") is not False:
         suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
         volume = f"kube-api-access-{suffix}"
@@ -450,7 +460,6 @@ def admit(pod: JSON) -> None:
     spec["tolerations"] = tolerations
     if not spec.get("priorityClassName"):
         spec.setdefault("priority", 0)
-    spec.setdefault("enableServiceLinks", True)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 
@@ -527,6 +536,12 @@ def status_reason(pod: Mapping[str, Any]) -> tuple[str, int, int]:
 class PodStrategy(Strategy):
     typed = True
     fields: ClassVar[Mapping[str, str]] = POD_FIELDS
+
+    def default(self, obj: JSON) -> None:
+        set_defaults(obj)
+
+    def zero(self) -> JSON:
+        return {"spec": {"containers": None}, "status": {}}
 
     def prepare_create(self, obj: JSON) -> None:
         prepare_for_create(obj)

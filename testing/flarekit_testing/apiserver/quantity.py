@@ -90,3 +90,18 @@ def pod_requests(template: Mapping[str, Any]) -> dict[str, Fraction]:
 def add(into: dict[str, Fraction], more: Mapping[str, Fraction], times: int = 1) -> None:
     for name, amount in more.items():
         into[name] = into.get(name, Fraction(0)) + amount * times
+
+
+def canonical(value: Any) -> Any:
+    """A quantity as `resource.Quantity` writes it back after reading it (`9` and `"9"` are
+    `"9"`, `"1024Mi"` is `"1Gi"`, `"0.5"` is `"500m"`); binary suffixes stay binary, and
+    what is not a quantity, or is written with an exponent, is left as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return value
+    match = _PATTERN.match(str(value).strip())
+    if not match:
+        return value
+    suffix = match.group(2) or ""
+    if suffix[:1] in ("e", "E"):
+        return value
+    return format_quantity(parse(value), binary=suffix in _BINARY)

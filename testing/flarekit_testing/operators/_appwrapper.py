@@ -26,6 +26,7 @@ from flarekit_testing.operators._base import (
     set_condition,
 )
 from flarekit_testing.operators._kueue import finished
+from flarekit_testing.operators._webhooks import AppWrapperWebhook
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster, ResourceType
@@ -45,6 +46,8 @@ class AppWrapperController(SimController):
     """
 
     resource = RESOURCE
+    #: AppWrapper's admission webhook (who created it; `_webhooks`)
+    webhooks = (AppWrapperWebhook(),)
 
     def __init__(
         self,

@@ -177,12 +177,20 @@ def declares(rt: ResourceType, *path: str) -> bool:
 @contextlib.contextmanager
 def _moved_on() -> Iterator[None]:
     """Ignore NotFound and Conflict: events reach controllers after the fact, so the object
-    may be gone or changed since; like a real operator, act again on the next event or tick."""
+    may be gone or changed since; like a real operator, act again on the next event or tick.
+    Creating into a namespace being deleted is refused (403) until it is gone, and the real
+    controllers log that and requeue: so is it here."""
     try:
         yield
     except ApiError as exc:
-        if exc.code not in (404, 409):
+        if exc.code not in (404, 409) and not namespace_terminating(exc):
             raise
+
+
+def namespace_terminating(exc: ApiError) -> bool:
+    """Whether `exc` refuses a create because its namespace is being deleted."""
+    causes = (exc.details or {}).get("causes") or []
+    return exc.code == 403 and any(c.get("reason") == "NamespaceTerminating" for c in causes)
 
 
 class SimController:

@@ -47,6 +47,7 @@ from flarekit_testing.operators._base import (
 )
 from flarekit_testing.operators._pytorchjob import run_policy_suspended
 from flarekit_testing.operators._queue_usage import report_queue_usage
+from flarekit_testing.operators._webhooks import FINALIZER, KueueWebhooks
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
@@ -110,6 +111,8 @@ class KueueController(SimController):
     """
 
     resource = WORKLOADS
+    #: Kueue's admission webhooks (finalizers, quotas, suspended queued jobs; `_webhooks`)
+    webhooks = (KueueWebhooks(),)
 
     def __init__(
         self, admit_after: float = 0.0, *, pending: bool = False, clock: Clock | None = None
@@ -354,6 +357,37 @@ class KueueController(SimController):
                 state = (True, "Ready", "Can submit new workloads to localQueue")
             self._set_active(cluster, LOCAL_QUEUES, lq, *state)
         report_queue_usage(cluster)  # admitted, pending and reserving Workloads, flavor usage
+        self._release_deleted_queues(cluster)
+
+    @staticmethod
+    def _release_deleted_queues(cluster: FakeCluster) -> None:
+        """Remove the `resource-in-use` finalizer Kueue's webhook gave a deleted ClusterQueue
+        once no unfinished Workload is admitted to it, and a deleted ResourceFlavor's once no
+        ClusterQueue names it, as Kueue's queue controllers do."""
+        queues = cluster.objects(CLUSTER_QUEUES)
+        in_use = {
+            str(((w.get("status") or {}).get("admission") or {}).get("clusterQueue"))
+            for w in cluster.objects(WORKLOADS)
+            if (w.get("status") or {}).get("admission") and not condition(w, "Finished")
+        }
+        named = {
+            str(f.get("name"))
+            for cq in queues
+            for group in (cq.get("spec") or {}).get("resourceGroups") or []
+            for f in group.get("flavors") or []
+        }
+        for resource, objs, used in (
+            (CLUSTER_QUEUES, queues, in_use),
+            (FLAVORS, cluster.objects(FLAVORS), named),
+        ):
+            for obj in objs:
+                meta = obj["metadata"]
+                finalizers = meta.get("finalizers") or []
+                if not meta.get("deletionTimestamp") or FINALIZER not in finalizers:
+                    continue
+                if meta["name"] not in used:
+                    rest = [f for f in finalizers if f != FINALIZER]
+                    cluster.patch(resource, meta["name"], {"metadata": {"finalizers": rest}})
 
     @staticmethod
     def _cluster_queue_state(cluster: FakeCluster, cq: JSON) -> tuple[bool, str, str]:
@@ -380,13 +414,16 @@ class KueueController(SimController):
         conditions = (obj.get("status") or {}).get("conditions") or []
         found: JSON = next((c for c in conditions if c.get("type") == "Active"), {})
         value = "True" if status else "False"
-        if (found.get("status"), found.get("reason"), found.get("message")) == (
-            value,
-            reason,
-            message,
-        ):
-            return
         generation = obj["metadata"].get("generation")
+        # Kueue rewrites the condition for every new generation, so that `kubectl wait
+        # --for=condition=Active` after a spec change sees the change observed.
+        if (
+            found.get("status"),
+            found.get("reason"),
+            found.get("message"),
+            found.get("observedGeneration"),
+        ) == (value, reason, message, generation):
+            return
         changed = set_condition(conditions, "Active", status, reason, message, generation)
         meta = obj["metadata"]
         cluster.set_status(resource, meta["name"], {"conditions": changed}, meta.get("namespace"))

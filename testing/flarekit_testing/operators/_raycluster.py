@@ -12,7 +12,11 @@ restarts the schedule. Failure uses the deprecated-but-still-written `state: fai
 The head and worker pods exist while the cluster does (Pending while it provisions, Running
 once ready, gone when it is suspended, failed or deleted), labelled as KubeRay labels them
 (`ray.io/cluster`, `ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...), and print
-what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`.
+what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`. The head
+Service `<cluster>-head-svc` exists from the first reconcile, as KubeRay makes it: headless,
+owned by the cluster, selecting the head pod, with the head container's ports (named
+`<port>-port` when unnamed; KubeRay's defaults when it declares none) plus `metrics`, sorted by
+name, each with `appProtocol: tcp`.
 """
 
 from __future__ import annotations
@@ -41,7 +45,13 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 #: The head service ports KubeRay exposes by default, by port name.
-DEFAULT_PORTS = {"client": 10001, "dashboard": 8265, "gcs-server": 6379, "metrics": 8080}
+DEFAULT_PORTS = {
+    "client": 10001,
+    "dashboard": 8265,
+    "gcs-server": 6379,
+    "metrics": 8080,
+    "serve": 8000,
+}
 _GPU = "nvidia.com/gpu"
 _TPU = "google.com/tpu"
 DEFAULT_FAILURE = "simulated failure: the head Pod could not be created"
@@ -68,13 +78,67 @@ def pod_sets(spec: Mapping[str, Any]) -> list[tuple[str, int, JSON]]:
 
 
 def _endpoints(spec: Mapping[str, Any]) -> dict[str, str]:
-    ports: dict[str, str] = {name: str(port) for name, port in DEFAULT_PORTS.items()}
+    """The head Service's ports by name, as KubeRay copies them into the status."""
+    return {name: str(port) for name, port in _head_ports(spec).items()}
+
+
+def _head_ports(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """KubeRay's head Service ports: the first head container's (`<port>-port` when unnamed),
+    its defaults when that declares none, and `metrics` always."""
     template = (spec.get("headGroupSpec") or {}).get("template") or {}
-    for container in (template.get("spec") or {}).get("containers") or []:
-        for port in container.get("ports") or []:
-            if port.get("name"):
-                ports[str(port["name"])] = str(port.get("containerPort", ""))
+    containers = (template.get("spec") or {}).get("containers") or [{}]
+    ports = {
+        str(p.get("name") or f"{p.get('containerPort')}-port"): p.get("containerPort")
+        for p in containers[0].get("ports") or []
+    }
+    ports = ports or dict(DEFAULT_PORTS)
+    ports.setdefault("metrics", DEFAULT_PORTS["metrics"])
     return ports
+
+
+def head_service(obj: Mapping[str, Any]) -> JSON:
+    """The head Service KubeRay creates for a RayCluster without a custom `headService`."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    name = str(meta["name"])
+    template = (spec.get("headGroupSpec") or {}).get("template") or {}
+    ports = _head_ports(spec)
+    labels = {
+        CLUSTER_LABEL: name,
+        "ray.io/node-type": "head",
+        "ray.io/identifier": f"{name}-head",
+        "app.kubernetes.io/name": ((template.get("metadata") or {}).get("labels") or {}).get(
+            "app.kubernetes.io/name", "kuberay"
+        ),
+        "app.kubernetes.io/created-by": "kuberay-operator",
+    }
+    owner = {
+        "apiVersion": obj["apiVersion"],
+        "kind": "RayCluster",
+        "name": name,
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    annotations = dict(spec.get("headServiceAnnotations") or {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": f"{name}-head-svc",
+            "namespace": meta["namespace"],
+            "labels": labels,
+            **({"annotations": annotations} if annotations else {}),
+            "ownerReferences": [owner],
+        },
+        "spec": {
+            "selector": dict(labels),
+            "ports": [
+                {"name": n, "port": p, "appProtocol": "tcp"} for n, p in sorted(ports.items())
+            ],
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+        },
+    }
 
 
 def _ip(prefix: str, uid: str, salt: str) -> str:
@@ -184,16 +248,10 @@ def ready_status(
     uid, name, now = str(meta["uid"]), str(meta["name"]), timestamp()
     counts = desired(spec)
     generation = meta.get("generation")
-    conditions = set_condition(
-        conditions, "HeadPodReady", True, "HeadPodRunningAndReady", "", generation
-    )
-    conditions = set_condition(
+    conditions = kuberay_conditions(
         conditions,
-        "RayClusterProvisioned",
-        True,
-        "AllPodRunningAndReadyFirstTime",
-        "All Ray Pods are ready for the first time",
-        generation,
+        (True, "HeadPodRunningAndReady", ""),
+        (True, "AllPodRunningAndReadyFirstTime", "All Ray Pods are ready for the first time"),
     )
     previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
     return {
@@ -214,6 +272,26 @@ def ready_status(
         "lastUpdateTime": now,
         "observedGeneration": generation,
     }
+
+
+_HEAD_NOT_FOUND = (False, "HeadPodNotFound", "Head Pod not found")
+
+
+def kuberay_conditions(
+    conditions: list[JSON],
+    head: tuple[bool, str, str],
+    provisioned: tuple[bool, str, str] | None,
+    suspended: bool = False,
+    suspending: bool = False,
+) -> list[JSON]:
+    """The conditions as KubeRay's status gate sets them, in its order (`HeadPodReady`,
+    `RayClusterProvisioned`, `RayClusterSuspended`, `RayClusterSuspending`) and, as KubeRay
+    writes them, without `observedGeneration`. `provisioned` None leaves it as it is."""
+    out = set_condition(conditions, "HeadPodReady", *head)
+    if provisioned is not None:
+        out = set_condition(out, "RayClusterProvisioned", *provisioned)
+    out = set_condition(out, "RayClusterSuspended", suspended, "RayClusterSuspended")
+    return set_condition(out, "RayClusterSuspending", suspending, "RayClusterSuspending")
 
 
 class RayClusterController(SimController):
@@ -254,6 +332,7 @@ class RayClusterController(SimController):
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
         uid = str(obj["metadata"]["uid"])
         status = obj.get("status") or {}
+        self._ensure_head_service(cluster, obj)
         if is_suspended(obj):
             self._suspended.add(uid)
             self._delete_pods(cluster, obj)
@@ -301,6 +380,14 @@ class RayClusterController(SimController):
         meta = obj["metadata"]
         self.pods.delete(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]})
 
+    def _ensure_head_service(self, cluster: FakeCluster, obj: JSON) -> None:
+        meta, spec = obj["metadata"], obj.get("spec") or {}
+        if (spec.get("headGroupSpec") or {}).get("headService"):
+            return  # a custom head Service: not modelled
+        wanted = head_service(obj)
+        if cluster.get("services", wanted["metadata"]["name"], meta["namespace"]) is None:
+            cluster.create(wanted)
+
     def _ensure_ca_secret(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
         name = f"{meta['name']}-ca-secret-{suffix(str(meta['uid']))}"
@@ -344,21 +431,15 @@ class RayClusterController(SimController):
 
     def _provisioning_status(self, obj: JSON) -> JSON:
         generation = obj["metadata"].get("generation")
-        conditions = set_condition(
+        conditions = kuberay_conditions(
             self._conditions(obj),
-            "HeadPodReady",
-            False,
-            "HeadPodNotFound",
-            "Head Pod not found",
-            generation,
-        )
-        conditions = set_condition(
-            conditions,
-            "RayClusterProvisioned",
-            False,
-            "RayClusterPodsProvisioning",
-            "RayCluster Pods are being provisioned for first time",
-            generation,
+            _HEAD_NOT_FOUND,
+            (
+                False,
+                "RayClusterPodsProvisioning",
+                "RayCluster Pods are being provisioned for first time",
+            ),
+            suspending=is_suspended(obj),
         )
         return {
             **desired(obj.get("spec") or {}),
@@ -377,11 +458,8 @@ class RayClusterController(SimController):
             True,
             "FailedCreateHeadPod",
             self.failure_message,
-            generation,
         )
-        conditions = set_condition(
-            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
-        )
+        conditions = set_condition(conditions, "HeadPodReady", *_HEAD_NOT_FOUND)
         previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
         return {
             **desired(obj.get("spec") or {}),
@@ -398,22 +476,11 @@ class RayClusterController(SimController):
     def _suspended_status(self, obj: JSON) -> JSON:
         generation = obj["metadata"].get("generation")
         status = obj.get("status") or {}
-        conditions = set_condition(
+        conditions = kuberay_conditions(
             self._conditions(obj),
-            "RayClusterProvisioned",
-            False,
-            "RayClusterPodsProvisioning",
-            "RayCluster has been suspended",
-            generation,
-        )
-        conditions = set_condition(
-            conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found", generation
-        )
-        conditions = set_condition(
-            conditions, "RayClusterSuspending", False, "RayClusterSuspending", "", generation
-        )
-        conditions = set_condition(
-            conditions, "RayClusterSuspended", True, "RayClusterSuspended", "", generation
+            _HEAD_NOT_FOUND,
+            (False, "RayClusterPodsProvisioning", "RayCluster has been suspended"),
+            suspended=True,
         )
         previous = status.get("stateTransitionTimes") or {}
         return {
@@ -438,14 +505,8 @@ class RayClusterController(SimController):
         }
 
     def _resumed_status(self, obj: JSON) -> JSON:
-        generation = obj["metadata"].get("generation")
         conditions = set_condition(
-            self._conditions(obj),
-            "RayClusterSuspended",
-            False,
-            "RayClusterSuspended",
-            "",
-            generation,
+            self._conditions(obj), "RayClusterSuspended", False, "RayClusterSuspended"
         )
         return {
             **self._provisioning_status({**obj, "status": {"conditions": conditions}}),

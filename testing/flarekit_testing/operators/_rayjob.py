@@ -7,7 +7,8 @@ seconds (and, with `wait_for_cluster`, once that cluster's `state` is `ready`) t
 Running with Ray's job status PENDING, then RUNNING on the next tick, and `run_for` seconds
 later Complete/SUCCEEDED or Failed/FAILED (`reason: AppFailed` and a `message`). With
 `shutdownAfterJobFinishes` the job's own cluster is deleted `ttlSecondsAfterFinished` after
-the end. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
+the end. A new job gets KubeRay's `ray.io/rayjob-finalizer`, which holds a deleted job until
+its cluster and submitter are gone. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
 `Suspending` (its cluster deleted) back to `Suspended`; resuming starts it over.
 
 In `K8sJobMode` (the default) the job gets a submitter pod when it starts running, as the pod
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 CLUSTER_LABEL = "ray.io/cluster"
+#: KubeRay stops the Ray job before a deleted RayJob goes (`ray.io/rayjob-finalizer`).
+FINALIZER = "ray.io/rayjob-finalizer"
 DEFAULT_FAILURE = "Job entrypoint command failed with exit code 1"
 _RESET = {
     "jobId": None,
@@ -100,6 +103,12 @@ class RayJobController(SimController):
         uid = str(obj["metadata"]["uid"])
         status = obj.get("status") or {}
         state = status.get("jobDeploymentStatus") or "New"
+        finalizers = list(obj["metadata"].get("finalizers") or [])
+        if state == "New" and FINALIZER not in finalizers:
+            meta = obj["metadata"]
+            patch = {"metadata": {"finalizers": [*finalizers, FINALIZER]}}
+            cluster.patch(self.name(cluster), meta["name"], patch, meta.get("namespace"))
+            return  # KubeRay returns after adding it and goes on at the next reconcile
         if state in ("Complete", "Failed"):
             self._maybe_shut_down(cluster, obj)
             return
@@ -253,6 +262,17 @@ class RayJobController(SimController):
         ended = self._ended_at.setdefault(str(obj["metadata"]["uid"]), self.clock())
         if self.clock() - ended >= float(spec.get("ttlSecondsAfterFinished") or 0):
             self._delete_own_cluster(cluster, obj)
+
+    def finalize(self, cluster: FakeCluster, obj: JSON) -> None:
+        """A deleted job: its cluster and submitter go, then KubeRay's finalizer."""
+        meta = obj["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if FINALIZER not in finalizers:
+            return
+        self._delete_own_cluster(cluster, obj)
+        self._delete_submitter(cluster, obj)
+        rest = {"metadata": {"finalizers": [f for f in finalizers if f != FINALIZER]}}
+        cluster.patch(self.name(cluster), meta["name"], rest, meta.get("namespace"))
 
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
         """Garbage-collect the job's own cluster, as ownerReferences would on a real cluster."""

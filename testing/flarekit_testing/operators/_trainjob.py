@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import flarekit_testing.local
+from flarekit_testing.apiserver import quantity
 from flarekit_testing.operators import _pods as _sim_pods
 from flarekit_testing.operators import _podsets as podsets
 from flarekit_testing.operators._base import (
@@ -255,7 +256,9 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
         job_name = f"{name}-{job}-0"
         job_uid = _sim_pods.synthetic_uid(jobset_uid, job_name)
         if job == "node":
-            template = _with_trainer(template, trainer, _torch_env(cluster, obj, count, name))
+            template = _with_trainer(
+                template, trainer, _torch_env(cluster, obj, count, name, template)
+            )
         for index in range(count):
             labels = {
                 JOBSET_LABEL: name,
@@ -276,6 +279,7 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
                 _sim_pods.job_owner(job_name, job_uid),
             )
             pod["metadata"].setdefault("annotations", {})[INDEX_LABEL] = str(index)
+            _add_completion_index(pod)
             pod["spec"].setdefault("hostname", f"{job_name}-{index}")  # as JobSet names them
             pod["spec"].setdefault("subdomain", name)
             out.append(pod)
@@ -301,21 +305,51 @@ def _with_trainer(template: JSON, trainer: JSON, extra_env: list[JSON]) -> JSON:
     return {**template, "spec": spec}
 
 
-def _torch_env(cluster: FakeCluster, obj: JSON, nodes: int, name: str) -> list[JSON]:
+def _add_completion_index(pod: JSON) -> None:
+    """What the Job controller gives every container of an Indexed Job's pod."""
+    index_ref = f"metadata.annotations['{INDEX_LABEL}']"
+    var = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"fieldPath": index_ref}}}
+    for key in ("initContainers", "containers"):
+        for container in pod["spec"].get(key) or []:
+            if not any(e.get("name") == var["name"] for e in container.get("env") or []):
+                container["env"] = [*(container.get("env") or []), var]
+
+
+def _procs_per_node(trainer: JSON, template: JSON) -> str:
+    """Trainer 2.3's `numProcPerNode`: the TrainJob's, else `auto`, which without GPUs is the
+    node's whole CPUs (at least 1)."""
+    if trainer.get("numProcPerNode"):
+        return str(trainer["numProcPerNode"])
+    resources = trainer.get("resourcesPerNode")
+    if resources is None:
+        containers = (template.get("spec") or {}).get("containers") or []
+        node: dict[str, Any] = next((c for c in containers if c.get("name") == "node"), {})
+        resources = node.get("resources") or {}
+    amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    if any("gpu" in str(name) for name in amounts):
+        return "auto"
+    cpu = (resources.get("requests") or {}).get("cpu") or (resources.get("limits") or {}).get("cpu")
+    whole = int(quantity.parse(cpu)) if cpu is not None else 0
+    return str(max(1, whole))
+
+
+def _torch_env(
+    cluster: FakeCluster, obj: JSON, nodes: int, name: str, template: JSON | None = None
+) -> list[JSON]:
     """The variables Trainer's torch policy gives every node (torchrun reads them)."""
     runtime = podsets.runtime_of(cluster, obj) or {}
     policy = (runtime.get("spec") or {}).get("mlPolicy") or {}
     if "torch" not in policy:
         return []
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    procs = trainer.get("numProcPerNode") or (policy.get("torch") or {}).get("numProcPerNode")
+    procs = _procs_per_node(trainer, template or {})
     index_ref = f"metadata.annotations['{INDEX_LABEL}']"
     return [
         {"name": "PET_NNODES", "value": str(nodes)},
-        {"name": "PET_NPROC_PER_NODE", "value": str(procs or "auto")},
+        {"name": "PET_NPROC_PER_NODE", "value": procs},
         {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": index_ref}}},
         {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
-        {"name": "PET_MASTER_PORT", "value": "29400"},
+        {"name": "PET_MASTER_PORT", "value": "29500"},
     ]
 
 

@@ -162,7 +162,12 @@ def test_wrapped_in_an_appwrapper_and_queued() -> None:
         run = job.submit()
         assert isinstance(run, PyTorchJobRun) and run.wrapped
         stored = _custom(fc, "workload.codeflare.dev", "v1beta2", "appwrappers", "wrapped")
-        assert stored["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq"}
+        # the queue label, and who created it as AppWrapper's webhook labels it
+        assert stored["metadata"]["labels"] == {
+            "kueue.x-k8s.io/queue-name": "lq",
+            "workload.codeflare.dev/user": "flarekit-admin",
+            "workload.codeflare.dev/userid": "flarekit-admin",
+        }
         (component,) = stored["spec"]["components"]
         assert component["template"]["kind"] == "PyTorchJob"
         assert "labels" not in component["template"]["metadata"]

@@ -108,7 +108,12 @@ def test_submit_wait_status_and_delete_on_trainer_2_3(v23: FakeCluster) -> None:
     assert spec["trainer"]["resourcesPerNode"]["limits"]["nvidia.com/gpu"] == "1"
     assert spec["trainer"]["env"] == [{"name": "EPOCHS", "value": "3"}]
     assert "podSpecOverrides" not in spec and "podTemplateOverrides" not in spec
-    (patch,) = spec["runtimePatches"]
+    # flarekit's patch, and the empty one Kueue's webhook adds to every TrainJob
+    patch, kueue = spec["runtimePatches"]
+    assert kueue == {
+        "manager": "kueue.x-k8s.io/manager",
+        "trainingRuntimeSpec": {"template": {"spec": {}}},
+    }
     (node,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
     pod = node["template"]["spec"]["template"]["spec"]
     assert node["name"] == "node"

@@ -38,6 +38,12 @@ from flarekit_testing.apiserver._tls import make_ca as make_ca_pem
 CLUSTER, NAMESPACE = "tls-demo", "default"
 GCS_PORT, CLIENT_PORT = 6379, 10001
 RAY_STARTUP_FAILED = 90
+#: Ray's own failure, not the certificate's: its client proxy starts a server per client with
+#: PR_SET_PDEATHSIG, and now and then (often on a loaded machine, also without TLS) that
+#: server is killed as it starts; the proxy then answers with this. A new connection is what a
+#: user would try; only this failure is tried again, and every attempt is reported.
+SPECIFIC_SERVER_LOST = "Starting Ray client server failed"
+CLIENT_ATTEMPTS = 3
 
 CLIENT_PROGRAM = f"""
 import ray
@@ -195,18 +201,23 @@ def main(work: Path) -> int:
         from flarekit.cluster import export_env
 
         export_env(CLUSTER, NAMESPACE, base_dir=work / "certs", environ=exported)
-        run = subprocess.run(
-            [sys.executable, "-c", CLIENT_PROGRAM],
-            env={**user_env, **exported},
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        tries = []
+        for _ in range(CLIENT_ATTEMPTS):
+            run = subprocess.run(
+                [sys.executable, "-c", CLIENT_PROGRAM],
+                env={**user_env, **exported},
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+            tries.append(run.stdout + run.stderr)
+            if SPECIFIC_SERVER_LOST not in run.stderr:
+                break
         results = [
             report(
                 "ray.init with the exported certificate runs a task",
                 run.returncode == 0 and "RESULT 42" in run.stdout,
-                run.stdout + run.stderr,
+                f"after {len(tries)} attempt(s):\n" + "\n--- next attempt ---\n".join(tries),
             )
         ]
         _, _, other_pem, other_key_pem = make_ca("another-ca")

@@ -102,9 +102,11 @@ def test_object_leaving_the_selector_is_deleted(api: Any, raw: Raw, ns: str) -> 
 def test_bookmarks_carry_only_the_resource_version(
     api: Any, raw: Raw, ns: str, cluster: FakeCluster
 ) -> None:
-    api.create_namespaced_custom_object(GROUP, "v1", ns, "widgets", widget("a"))
-    events = _first(_watch(raw, ns, "allowWatchBookmarks=true"), 0, until="BOOKMARK")
-    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    made = api.create_namespaced_custom_object(GROUP, "v1", ns, "widgets", widget("a"))
+    since = made["metadata"]["resourceVersion"]
+    query = f"allowWatchBookmarks=true&resourceVersion={since}"
+    events = _first(_watch(raw, ns, query), 0, until="BOOKMARK")
+    assert [e["type"] for e in events] == ["BOOKMARK"]
     assert events[-1]["object"] == {
         "kind": "Widget",
         "apiVersion": f"{GROUP}/v1",

@@ -139,7 +139,7 @@ def test_rayjob_is_queued_but_its_own_cluster_is_not() -> None:
         controllers=[KueueController(), RayJobController()],
     ) as fc:
         seed_queues(fc, "default", flavor="default-flavor")
-        fc.create(ray_job("job", labels=QUEUED))
+        fc.create(ray_job("job", labels=QUEUED, shutdownAfterJobFinishes=True))
         wait_for(fc, "rayjobs", "job", lambda o: status(o).get("jobDeploymentStatus") == "Complete")
         (workload,) = fc.objects(WL)
         names = [p["name"] for p in workload["spec"]["podSets"]]

@@ -28,7 +28,12 @@ def test_ready_as_kuberay_reports_it(release: str) -> None:
             "dashboard": "8265",
             "gcs-server": "6379",
             "metrics": "8080",
+            "serve": "8000",
         }
+        service = fc.get("services", "rc-head-svc", "default")  # headless, KubeRay's ports
+        assert service is not None and service["spec"]["clusterIP"] == "None"
+        assert [p["name"] for p in service["spec"]["ports"]] == sorted(s["endpoints"])
+        assert service["metadata"]["ownerReferences"][0]["uid"] == obj["metadata"]["uid"]
         assert s["head"]["podIP"].startswith("10.244.")
         assert s["head"]["serviceIP"].startswith("10.96.")
         assert s["observedGeneration"] == obj["metadata"]["generation"]
@@ -41,6 +46,15 @@ def test_ready_as_kuberay_reports_it(release: str) -> None:
             assert provisioned and provisioned["status"] == "True"
             assert provisioned["reason"] == "AllPodRunningAndReadyFirstTime"
             assert head and (head["status"], head["reason"]) == ("True", "HeadPodRunningAndReady")
+            # in KubeRay's order, and without observedGeneration, as KubeRay writes them
+            types = [c["type"] for c in s["conditions"]]
+            assert types == [
+                "HeadPodReady",
+                "RayClusterProvisioned",
+                "RayClusterSuspended",
+                "RayClusterSuspending",
+            ]
+            assert not any("observedGeneration" in c for c in s["conditions"])
         validate(obj)
         no_errors(fc)
 
