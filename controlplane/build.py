@@ -27,6 +27,7 @@ upstream overlay that installs those directories would set).
 
     python controlplane/build.py              # build what is missing, show progress and time
     python controlplane/build.py --newest     # the same, of the operators only each newest
+    python controlplane/build.py --matrix     # of the operators, each family's oldest and newest
     python controlplane/build.py --node       # the same and the real node's programs
                                               # (kubelet, kube-proxy, CoreDNS)
     python controlplane/build.py --dir NAME   # print the bin folder of module NAME, build nothing
@@ -181,7 +182,17 @@ def is_node(module: Module) -> bool:
 def newest_only(found: list[Module]) -> list[Module]:
     """`found` less every operator release that is not its family's newest (an operator
     module is named `<family>-v<version>`): what the end-to-end tests run."""
-    newest: dict[str, tuple[tuple[int, ...], Module]] = {}
+    return _operators_at(found, oldest=False)
+
+
+def oldest_and_newest(found: list[Module]) -> list[Module]:
+    """`found` less every operator release that is neither its family's oldest nor its
+    newest: what the release matrix runs (a release pinned between them is not built)."""
+    return _operators_at(found, oldest=True)
+
+
+def _operators_at(found: list[Module], oldest: bool) -> list[Module]:
+    releases: dict[str, list[tuple[tuple[int, ...], Module]]] = {}
     others: list[Module] = []
     for module in found:
         family, _, version = module.name.rpartition("-v")
@@ -189,9 +200,13 @@ def newest_only(found: list[Module]) -> list[Module]:
             others.append(module)
             continue
         number = tuple(int(part) for part in re.findall(r"\d+", version))
-        if family not in newest or number > newest[family][0]:
-            newest[family] = (number, module)
-    return others + [module for _, module in newest.values()]
+        releases.setdefault(family, []).append((number, module))
+    chosen: list[Module] = []
+    for versions in releases.values():
+        versions.sort(key=lambda pair: pair[0])
+        ends = [versions[0], versions[-1]] if oldest else [versions[-1]]
+        chosen += [module for _, module in dict.fromkeys(ends)]
+    return others + chosen
 
 
 def go_version(go: str) -> str:
@@ -389,6 +404,11 @@ def main(argv: list[str] | None = None) -> int:
         help="of the operators, only the newest release of each family (what `make test` runs)",
     )
     parser.add_argument(
+        "--matrix",
+        action="store_true",
+        help="of the operators, each family's oldest and newest release (the release matrix)",
+    )
+    parser.add_argument(
         "--node",
         action="store_true",
         help="also the real node's programs (kubelet, kube-proxy, CoreDNS)",
@@ -422,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [m for m in known.values() if args.node or not is_node(m)]
     if args.newest:
         chosen = newest_only(chosen)
+    elif args.matrix:
+        chosen = oldest_and_newest(chosen)
     wants_manifests = [m for m in chosen if (m.path / "manifests.txt").exists()]
     if wants_manifests and "kustomize" in known and known["kustomize"] not in chosen:
         chosen.insert(0, known["kustomize"])

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from build_parts import after_builds, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
 from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
 from flarekit_testing import ControlPlane, OperatorNotBuilt
 from flarekit_testing.pytest_plugin import (  # noqa: F401 - every test: no operator raised
@@ -81,15 +82,28 @@ def need_real_node() -> None:
 
 
 @pytest.fixture(scope="session")
-def real_node_ready() -> None:
+def real_node_ready(request: pytest.FixtureRequest) -> None:
     """Skips (fails in CI) the test unless a real node can run here (see `need_real_node`)."""
+    after_builds(request, "the real node's programs and images")
     need_real_node()
 
 
 @pytest.fixture(scope="session")
-def controlplane_binaries() -> Path:
+def controlplane_binaries(request: pytest.FixtureRequest) -> Path:
     """The folder with the control plane's programs (skips, or fails in CI, without it)."""
+    after_builds(request, "the control plane's programs")
     return need_controlplane()
+
+
+@pytest.fixture(scope="session")
+def operator_builds(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The newest built release of each operator family (none where a family has no build):
+    for tests that read the operator builds (which releases, their upstream installs)."""
+    from flarekit_testing.controlplane._operators import FAMILIES, built_versions
+
+    after_builds(request, "the operators' builds")
+    newest = {family: built_versions(family) for family in FAMILIES}
+    return {family: found[-1] for family, found in newest.items() if found}
 
 
 @pytest.fixture(scope="session")

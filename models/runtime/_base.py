@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["KubeModel", "KubeResource", "resolve_lazy_names"]
 
 _resolved: set[str] = set()
+_EXTRA = "__pydantic_extra__"
 _lock = threading.RLock()
 
 
@@ -115,12 +116,26 @@ class KubeModel(BaseModel):
         defer_build=True,
         protected_namespaces=(),
         hide_input_in_errors=True,
+        # An attribute set after validation is checked as the field is on input: a NaN
+        # assigned to a field would otherwise be written as null (a patch then deletes it).
+        validate_assignment=True,
     )
 
     #: Values of unknown fields: any JSON the API server would take.
     __pydantic_extra__: dict[str, Annotated[Any, PlainValidator(_unknown_field)]] = Field(
         init=False
     )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic (2.14) validating an assignment reads the unknown fields' own dict (kept
+        # in the instance's `__dict__`, as the annotation above hides BaseModel's slot) as
+        # one more unknown field, `__pydantic_extra__`, where a dump would write it.
+        before = self.__dict__.get(_EXTRA)
+        had = before is not None and _EXTRA in before
+        super().__setattr__(name, value)
+        extra = self.__dict__.get(_EXTRA)
+        if not had and extra is not None:
+            extra.pop(_EXTRA, None)
 
     @classmethod
     def model_rebuild(

@@ -316,8 +316,18 @@ def _embedded_resource(value: object) -> dict[str, Any]:
         problems.append("apiVersion (a string such as 'v1' or 'ray.io/v1')")
     if not isinstance(kind, str) or not _KIND.fullmatch(kind.lower()):
         problems.append("kind (a string such as 'ConfigMap')")
-    if "metadata" in obj and not isinstance(obj["metadata"], dict):
+    metadata = obj.get("metadata")
+    if "metadata" in obj and not isinstance(metadata, dict):
         problems.append("metadata as an object")
+    elif isinstance(metadata, dict):
+        # ObjectMeta's string maps: the API server cannot decode other values there.
+        for name in ("labels", "annotations"):
+            found = metadata.get(name)
+            if found is not None and (
+                not isinstance(found, dict)
+                or not all(isinstance(v, str) or v is None for v in found.values())
+            ):
+                problems.append(f"metadata.{name} mapping strings to strings")
     if problems:
         raise PydanticCustomError(
             "embedded_resource",

@@ -18,7 +18,6 @@ from e2e_support import OPERATORS, Backend, FakeBackend, RealBackend
 
 from flarekit import Client
 from flarekit_testing.controlplane._operator_runner import versions_for
-from flarekit_testing.controlplane._operators import OperatorNotBuilt
 
 #: Seconds a test here may take, its share of the control plane's start included: starting
 #: every operator takes minutes on a busy 2-core machine (see docs/operators.md, "Cost").
@@ -33,7 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="package", params=["fakecluster", "controlplane"])
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, operator_builds: dict[str, str]) -> Iterator[Backend]:
     if request.param == "controlplane":
         # The session's control plane with every operator (tests/conftest.py), which the
         # client differential compares against too.
@@ -41,10 +40,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         return
     # The simulated side serves the same releases' CRDs as the real side when the operators
     # are built, else the releases the simulation is written against.
-    try:
-        releases = versions_for(OPERATORS, None)
-    except OperatorNotBuilt:
-        releases = {}
+    built = all(family in operator_builds for family in OPERATORS)
+    releases = versions_for(OPERATORS, operator_builds) if built else {}
     with FakeBackend.start(releases) as fake:
         yield fake
 

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,11 +42,16 @@ import yaml
 from mutate import mutate
 from pydantic import ValidationError
 from reference import Reference, Verdict
+from verdicts import AGREE, Outcome, Side, compare, dotted, joined
 
 from flarekit_models import RESOURCES, ResourceInfo, lookup
 from flarekit_models._crds import crds_for
+from flarekit_testing.apiserver._json import JsonRefused, json_equal, loads
+from flarekit_testing.apiserver._structural import admit
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples"
+#: How the reference words a value that Go's JSON decoder refuses (the API server: 400).
+UNDECODABLE = ("not JSON", "cannot be decoded", "exceeded max depth")
 FAMILIES = tuple(sorted({info.family for info in RESOURCES}))
 JSON = dict[str, Any]
 
@@ -70,6 +75,27 @@ class Disagreement:
 
 
 @dataclass
+class Tally:
+    """How one side fared against the real API server."""
+
+    agree: int = 0
+    documented: Counter[str] = field(default_factory=Counter)
+    disagreements: list[Disagreement] = field(default_factory=list)
+
+    def text(self) -> str:
+        documented = ", ".join(f"{k} {v}" for k, v in sorted(self.documented.items())) or "-"
+        return (
+            f"agree {self.agree:5}  documented {documented:24}  "
+            f"disagreements {len(self.disagreements):3}"
+        )
+
+
+#: The sides judged by the real API server: the models, the reference, and FakeCluster's
+#: admission (``flarekit_testing.apiserver._structural.admit``).
+SIDES = ("model", "reference", "fakecluster")
+
+
+@dataclass
 class Report:
     family: str
     seeds: int = 0
@@ -79,12 +105,15 @@ class Report:
     documented: Counter[str] = field(default_factory=Counter)
     disagreements: list[Disagreement] = field(default_factory=list)
     seconds: float = 0.0
-    #: Cases also sent to a real API server (``--server``): agreements of the reference with
-    #: it, refusals by its CEL rules, and disagreements.
+    #: Cases also sent to a real API server (``--server``), how many of them only its CEL
+    #: rules refused, and how each side fared against it.
     server_cases: int = 0
-    server_agree: int = 0
     server_cel: int = 0
-    server_disagreements: list[Disagreement] = field(default_factory=list)
+    judged: dict[str, Tally] = field(default_factory=lambda: {s: Tally() for s in SIDES})
+
+    @property
+    def server_disagreements(self) -> list[Disagreement]:
+        return [d for tally in self.judged.values() for d in tally.disagreements]
 
     @property
     def failures(self) -> int:
@@ -92,18 +121,19 @@ class Report:
 
     def row(self) -> str:
         documented = ", ".join(f"{k} {v}" for k, v in sorted(self.documented.items())) or "-"
-        return (
+        lines = [
             f"{self.family:18} seeds {self.seeds:3}  cases {self.cases:6}  "
             f"both accept {self.both_accept:6}  both refuse {self.both_refuse:6}  "
             f"documented {documented:28}  disagreements {len(self.disagreements):3}  "
             f"{self.seconds:6.1f}s"
-        ) + (
-            f"\n{'':18} real API server: cases {self.server_cases:5}  agrees with the "
-            f"reference {self.server_agree:5}  refused by CEL {self.server_cel:4}  "
-            f"disagreements {len(self.server_disagreements):3}"
-            if self.server_cases
-            else ""
-        )
+        ]
+        if self.server_cases:
+            lines.append(
+                f"{'':18} real API server: cases {self.server_cases:5}  "
+                f"refused by CEL rules alone {self.server_cel:4}"
+            )
+            lines += [f"{'':20} {side:12} {self.judged[side].text()}" for side in SIDES]
+        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -163,26 +193,35 @@ def _model_verdict(info: ResourceInfo, obj: JSON) -> tuple[bool, list[tuple[Any,
     return True, [], model
 
 
-def _covered(loc: tuple[Any, ...], paths: Iterable[tuple[Any, ...]]) -> bool:
-    return any(loc[: len(path)] == path for path in paths)
+def model_side(locs: list[tuple[Any, ...]]) -> Side:
+    """The models' verdict: accepted when there is no error, else where each error is."""
+    return Side(not locs, {joined(loc) for loc in locs})
 
 
-def classify(model_errors: list[tuple[Any, ...]], verdict: Verdict) -> str | None:
-    """The documented class of a refusal by the model that the reference accepts, if any."""
-    classes = set()
-    for loc in model_errors:
-        if _covered(loc, verdict.pruned):
-            classes.add("pruned")
-        elif _covered(loc, verdict.integral_floats):
-            classes.add("integral-float")
-        else:
-            return None
-    return ",".join(sorted(classes))
+def reference_side(verdict: Verdict) -> Side:
+    """The reference's verdict; a value Go's JSON decoder refuses makes the body undecodable."""
+    undecodable = {joined(p) for p, m in verdict.errors if m.startswith(UNDECODABLE)}
+    paths = {joined(p) for p, m in verdict.errors if not m.startswith(UNDECODABLE)}
+    return Side(verdict.ok, paths, undecodable=bool(undecodable), undecodable_at=undecodable)
+
+
+def differences(verdict: Verdict, reference: Reference) -> dict[str, set[str]]:
+    """Where the reference says the API server drops a value or takes a float for an
+    integer (what a stricter side may refuse there: the documented classes), and the
+    scale subresource's paths (which the server also names under a value of the wrong type)."""
+    return {
+        "pruned": {joined(p) for p in verdict.pruned},
+        "integral_floats": {joined(p) for p in verdict.integral_floats},
+        "scale_paths": {p.lstrip(".") for p in reference.scale.values()},
+    }
 
 
 def check(family: str, obj: JSON, mutations: list[str], report: Report) -> None:
+    """The models against the reference on one case: the same verdict, a refusal at the
+    same paths, and an accepted object written back as it was read."""
     info = lookup(obj["apiVersion"], obj["kind"])
-    verdict = reference_of(obj["apiVersion"], obj["kind"]).admit(obj)
+    reference = reference_of(obj["apiVersion"], obj["kind"])
+    verdict = reference.admit(obj)
     accepted, locs, result = _model_verdict(info, obj)
     report.cases += 1
 
@@ -200,55 +239,136 @@ def check(family: str, obj: JSON, mutations: list[str], report: Report) -> None:
             return
         if dumped != obj:
             disagree("accepted but not written back as read", "dump differs from the input")
-        elif verdict.ok:
+            return
+    outcome = compare(model_side(locs), reference_side(verdict), **differences(verdict, reference))
+    if outcome.result == AGREE:
+        if accepted:
             report.both_accept += 1
         else:
-            disagree("model accepts, reference refuses", "accepts")
-        return
-    if not verdict.ok:
-        report.both_refuse += 1
-        return
-    documented = classify(locs, verdict)
-    if documented:
-        report.documented[documented] += 1
-        return
-    errors = result.errors()[:3]
-    disagree(
-        "model refuses, reference accepts",
-        "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors),
-    )
+            report.both_refuse += 1
+    elif not outcome.disagrees:
+        report.documented[outcome.result] += 1
+    else:
+        errors = result.errors()[:3] if not accepted else []
+        model = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+        disagree(f"{outcome.result} {outcome.detail}".strip(), model or "accepts")
 
 
 def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: Any) -> None:
-    """The reference against the real API server on one case (see ``server``)."""
-    from server import is_cel_refusal, served_by_default
+    """Every side against the real API server on one case (see ``server``)."""
+    from server import ServerVerdict
 
-    if not served_by_default(obj["apiVersion"], obj["kind"]):
+    if not server.serves(obj["apiVersion"], obj["kind"]):
         return
     body = server.request_body(obj)
     if _not_sendable(body):
         return
-    verdict = reference_of(obj["apiVersion"], obj["kind"]).admit(body)
-    accepted, message = server.admit(body)
+    schema = schema_of(obj["apiVersion"], obj["kind"])
+    reference = reference_of(obj["apiVersion"], obj["kind"])
+    verdict = reference.admit(body)
+    answer: ServerVerdict = server.judge(body, schema)
     report.server_cases += 1
-    if accepted == verdict.ok:
-        report.server_agree += 1
-        return
-    if not accepted and is_cel_refusal(message, schema_of(obj["apiVersion"], obj["kind"])):
+    if not answer.accepted and not answer.paths and answer.cel_paths:
         report.server_cel += 1
-        return
-    reference = "; ".join(f"{'.'.join(map(str, p))}: {m}" for p, m in verdict.errors[:3])
-    report.server_disagreements.append(
-        Disagreement(
-            family,
-            obj["kind"],
-            f"real server {'accepts' if accepted else 'refuses'}, reference "
-            f"{'accepts' if verdict.ok else 'refuses'}",
-            mutations,
-            f"(the real server) {message[:300] or 'accepts'}",
-            reference or "accepts",
-        )
-    )
+    judged = Side(answer.accepted, answer.paths, answer.cel_paths, undecodable=answer.undecodable)
+    info = lookup(obj["apiVersion"], obj["kind"])
+    accepted, locs, _ = _model_verdict(info, body)
+    models = model_side(locs)
+    with_rules = MODELS_EVALUATE_CEL and accepted
+    if with_rules:
+        models = _with_rules(models, body, schema)
+    fakecluster, admitted = fakecluster_side(body, schema)
+    sides = {
+        "model": models,
+        "reference": reference_side(verdict),
+        "fakecluster": fakecluster,
+    }
+    for name, side in sides.items():
+        cel = name == "model" and with_rules
+        outcome = compare(side, judged, **differences(verdict, reference), evaluates_cel=cel)
+        if (
+            name == "fakecluster"
+            and outcome.result == AGREE
+            and answer.stored is not None
+            and answer.in_storage_version
+        ):
+            assert admitted is not None
+            outcome = _same_stored(admitted, answer.stored)
+        tally = report.judged[name]
+        if outcome.result == AGREE:
+            tally.agree += 1
+        elif not outcome.disagrees:
+            tally.documented[outcome.result] += 1
+        else:
+            tally.disagreements.append(
+                Disagreement(
+                    family,
+                    obj["kind"],
+                    f"{name} against the real server: {outcome.result} {outcome.detail}".strip(),
+                    mutations,
+                    f"(the real server) {answer.message[:300] or 'accepts'}",
+                    f"({name}) " + _side_text(side),
+                )
+            )
+
+
+#: Whether the models' side includes the CRD's CEL rules, as ``flarekit.compat`` evaluates
+#: them before every write (``--models-without-cel`` measures the models alone).
+MODELS_EVALUATE_CEL = True
+
+
+def _with_rules(side: Side, body: JSON, schema: JSON) -> Side:
+    """The verdict of a body the models accept, with the CEL rules' failures as
+    ``flarekit.compat.rule_failures`` finds them (``prepare_write`` evaluates the rules once
+    the models accept an object; before that, the models' errors are what a user sees)."""
+    from flarekit.compat import rule_failures
+
+    failed = {dotted(f.path) for f in rule_failures(body, schema)}
+    return Side(False, set(), failed) if failed else side
+
+
+def fakecluster_side(body: JSON, schema: JSON) -> tuple[Side, JSON | None]:
+    """FakeCluster's verdict on a body: decoded as its HTTP layer decodes JSON text, then
+    `admit` (prune, default, validate); and the object it would store, if any."""
+    from server import cause_place
+
+    try:
+        decoded = loads(json.dumps(body).encode())
+    except JsonRefused:
+        return Side(False, undecodable=True), None
+    admitted = admit(decoded, schema)
+    places = {cause_place(c.field, c.message) for c in admitted.causes}
+    return Side(admitted.ok, places), admitted.obj if admitted.ok else None
+
+
+def _same_stored(admitted: JSON, stored: JSON) -> Outcome:
+    """FakeCluster stores what the real server stores: the object pruned and defaulted alike
+    (``metadata`` aside, which the server fills in, and ``status``, which it drops)."""
+    mine = {k: v for k, v in admitted.items() if k not in ("metadata", "status")}
+    theirs = {k: v for k, v in stored.items() if k not in ("metadata", "status")}
+    if json_equal(mine, theirs):
+        return Outcome(AGREE)
+    return Outcome("both accept, but store other objects", _first_difference(mine, theirs))
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}: only in {'FakeCluster' if key in a else 'the server'}"
+            if not json_equal(a[key], b[key]):
+                return _first_difference(a[key], b[key], f"{path}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if not json_equal(x, y):
+                return _first_difference(x, y, f"{path}.{i}")
+    return f"{path.lstrip('.')}: {str(a)[:80]} vs {str(b)[:80]}"
+
+
+def _side_text(side: Side) -> str:
+    if side.accepted:
+        return "accepts"
+    return "refuses at " + ", ".join(sorted(side.paths | side.cel_paths)[:4] or ["(no path)"])
 
 
 def _not_sendable(body: JSON) -> bool:
@@ -326,10 +446,18 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CASES",
         help="also send this many cases per family to a real API server (a ControlPlane)",
     )
+    parser.add_argument(
+        "--models-without-cel",
+        action="store_true",
+        help="judge the models alone, without the CEL rules flarekit.compat evaluates",
+    )
     args = parser.parse_args(argv)
-    with _real_server(args.server) as server:
-        failed = 0
+    global MODELS_EVALUATE_CEL
+    MODELS_EVALUATE_CEL = not args.models_without_cel
+    failed = 0
+    with _real_servers(args.server) as server_for:
         for family in args.families.split(","):
+            server = server_for(family)
             report = run(family, args.cases, args.seed, server, args.server)
             print(report.row(), flush=True)
             shown = report.disagreements + report.server_disagreements
@@ -340,13 +468,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 @contextlib.contextmanager
-def _real_server(wanted: int) -> Iterator[Any]:
-    """A ControlPlane with the default releases, when cases are to be sent to one."""
+def _real_servers(wanted: int) -> Iterator[Any]:
+    """family -> a RealServer on a ControlPlane that serves its CRDs (None when no case is
+    to be sent); a plane is started when a family first needs it, and one at a time."""
     if not wanted:
-        yield None
+        yield lambda family: None
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from server import RealServer
+    from server import RealServer, plane_releases
 
     from conftest import built_controlplane
     from flarekit_testing import ControlPlane
@@ -354,8 +483,21 @@ def _real_server(wanted: int) -> Iterator[Any]:
     folder, why = built_controlplane()
     if folder is None:
         raise SystemExit(f"--server: {why}")
-    with ControlPlane(binaries=folder, nodes=(), start_timeout=600) as plane:
-        yield RealServer(plane)
+    running: dict[tuple[tuple[str, str], ...], Any] = {}
+    stack = contextlib.ExitStack()
+
+    def server_for(family: str) -> Any:
+        releases = plane_releases(family)
+        key = tuple(sorted(releases.items()))
+        if key not in running:
+            stack.close()
+            running.clear()
+            plane = ControlPlane(releases, binaries=folder, nodes=(), start_timeout=600)
+            running[key] = RealServer(stack.enter_context(plane), releases)
+        return running[key]
+
+    with stack:
+        yield server_for
 
 
 if __name__ == "__main__":

@@ -69,9 +69,9 @@ class Reference:
 
     def admit(self, obj: Any) -> Verdict:
         verdict = Verdict()
-        problem = _not_json(obj)
-        if problem is not None:
-            verdict.errors.append(problem)
+        problems = _not_json(obj)
+        if problems:
+            verdict.errors += problems
             return verdict
         value = _as_decoded(copy.deepcopy(obj))
         root = dict(self.schema, **{"x-kubernetes-embedded-resource": True})
@@ -114,27 +114,33 @@ def _scale_errors(obj: Any, scale: dict[str, str]) -> list[tuple[Path, str]]:
 
 
 # --------------------------------------------------------------------------- 1. JSON
-def _not_json(obj: Any) -> tuple[Path, str] | None:
+def _not_json(obj: Any) -> list[tuple[Path, str]]:
+    """Every value Go's JSON decoder would refuse (it stops at the first; which one that
+    is depends on the text's order, so all are named)."""
+    problems: list[tuple[Path, str]] = []
     stack: list[tuple[Any, Path]] = [(obj, ())]
     while stack:
         node, path = stack.pop()
         if len(path) >= MAX_DEPTH and isinstance(node, dict | list):
-            return path, "exceeded max depth"
+            problems.append((path, "exceeded max depth"))
+            continue
         if isinstance(node, float) and not math.isfinite(node):
-            return path, "not JSON: NaN or Infinity"
+            problems.append((path, "not JSON: NaN or Infinity"))
         if type(node) is int and not _INT64[0] <= node <= _INT64[1]:
             try:
                 float(node)  # decoded as a float64 ...
             except OverflowError:
-                return path, "cannot be decoded: a number beyond float64"  # ... if it fits
+                problems.append(
+                    (path, "cannot be decoded: a number beyond float64")
+                )  # ... if it fits
         if isinstance(node, dict):
             for key, child in node.items():
                 if not isinstance(key, str):
-                    return path, "not JSON: a key that is not a string"
+                    problems.append((path, "not JSON: a key that is not a string"))
                 stack.append((child, (*path, key)))
         elif isinstance(node, list):
             stack.extend((child, (*path, i)) for i, child in enumerate(node))
-    return None
+    return problems
 
 
 def _as_decoded(value: Any) -> Any:
@@ -310,10 +316,10 @@ class _Validator:
         self.verdict.errors.append((path, message))
 
     def validate(self, x: Any, s: dict[str, Any], path: Path, root: bool = False) -> None:
-        errors_before = len(self.verdict.errors)
+        # The uniqueness of list-type items is checked apart from the schema's validation
+        # (``ValidateListSetsAndMaps``), so also where items are invalid.
         self._value(x, s, path, root)
-        if len(self.verdict.errors) == errors_before:
-            self._list_type(x, s, path)
+        self._list_type(x, s, path)
 
     def _value(self, x: Any, s: dict[str, Any], path: Path, root: bool) -> None:
         if not self._type(x, s, path):
@@ -452,15 +458,15 @@ class _Validator:
             for i in _repeats([_key(v) for v in x]):
                 self.fail((*path, i), "duplicate value")
         elif kind == "map":
+            # Items that are not objects are named as such and have no key to compare.
             names = s.get("x-kubernetes-list-map-keys", [])
-            keys = [
-                (
-                    tuple(_key(v[n]) if n in v else ("unset",) for n in names)
-                    if isinstance(v, dict)
-                    else (("unset",),) * len(names)
-                )
-                for v in x
-            ]
+            keys: list[Any] = []
+            for i, v in enumerate(x):
+                if isinstance(v, dict):
+                    keys.append(tuple(_key(v[n]) if n in v else ("unset",) for n in names))
+                else:
+                    self.fail((*path, i), "must be an object for an array of list-type map")
+                    keys.append(("not an object", i))
             for i in _repeats(keys):
                 self.fail((*path, i), "duplicate key")
 

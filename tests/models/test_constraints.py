@@ -399,3 +399,59 @@ def test_pydantic_parses_no_deeper_than_free_form_values_are_walked_for() -> Non
     from_json("[" * (SHALLOW + 1) + "]" * (SHALLOW + 1))
     with pytest.raises(ValueError, match="recursion limit"):
         from_json("[" * (SHALLOW + 2) + "]" * (SHALLOW + 2))
+
+
+# --------------------------------------------------------------------------- assignment
+@pytest.mark.parametrize("value", [math.nan, math.inf, "two"])
+def test_an_assigned_value_is_validated_as_the_field_is_on_input(value: Any) -> None:
+    # A NaN assigned without validation was written as null: a patch then deleted the field.
+    model = resource_model("ray.io/v1", "RayJob")
+    job = model.model_validate(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "j"},
+            "spec": {"entrypoint": "python run.py", "entrypointNumCpus": 1.5},
+        }
+    )
+    with pytest.raises(ValidationError) as error:
+        job.spec.entrypoint_num_cpus = value
+    assert error.value.errors()[0]["loc"] == ("entrypoint_num_cpus",)
+    assert job.to_dict()["spec"]["entrypointNumCpus"] == 1.5
+
+
+def test_assignment_keeps_unknown_fields_as_they_were() -> None:
+    model = resource_model("ray.io/v1", "RayJob")
+    job = model.model_validate(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "j", "futureMeta": [1]},
+            "spec": {"entrypoint": "python run.py", "futureField": {"a": 1}},
+        }
+    )
+    job.spec.entrypoint_num_cpus = 2
+    job.spec.entrypoint = "python other.py"
+    job.metadata.labels = {"team": "a"}
+    assert job.to_dict() == {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "j", "futureMeta": [1], "labels": {"team": "a"}},
+        "spec": {"entrypoint": "python other.py", "futureField": {"a": 1}, "entrypointNumCpus": 2},
+    }
+
+
+@pytest.mark.parametrize(
+    "metadata", [{"labels": {"team": 1}}, {"annotations": {"a": True}}, {"labels": ["a"]}]
+)
+def test_an_embedded_objects_labels_and_annotations_map_strings(metadata: JSON) -> None:
+    template = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata}
+    appwrapper: JSON = {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {"name": "aw"},
+        "spec": {"components": [{"template": template}]},
+    }
+    assert errors(appwrapper) == [(("spec", "components", 0, "template"), "embedded_resource")]
+    template["metadata"] = {"labels": {"team": "a"}, "annotations": {"note": "x"}}
+    accepted(appwrapper)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from flarekit._json import JsonObject, JsonValue
 from flarekit_models import KubeModel, KubeResource
+from flarekit_models import dump_json as deep_dumps
+from flarekit_models import load_json as deep_loads
 
 __all__ = [
     "ResourceList",
@@ -152,10 +155,44 @@ def dump_object(obj: KubeResource) -> JsonObject:
 
 
 def dump(body: KubeResource | Mapping[str, JsonValue] | Sequence[JsonValue]) -> bytes:
-    """Serialise a request body (a model, or plain JSON data) to bytes."""
+    """Serialise a request body (a model, or plain JSON data) to bytes, at any depth the API
+    server takes (pydantic's and the standard library's writers stop at a few hundred levels;
+    the models' own writer does not)."""
     if isinstance(body, KubeResource):
-        return body.model_dump_json(by_alias=True, exclude_unset=True).encode()
-    return json.dumps(body, separators=(",", ":")).encode()
+        return body.to_json().encode()
+    return dump_json(body).encode()
+
+
+def dump_json(value: object, *, sort_keys: bool = False, ascii_only: bool = False) -> str:
+    """Compact JSON text of plain data of any depth: the standard library's writer where it
+    can follow the nesting, else the models' iterative one (keys then in their own order)."""
+    try:
+        return json.dumps(
+            value, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=ascii_only
+        )
+    except RecursionError:
+        text = deep_dumps(value)
+        return _NON_ASCII.sub(_escape, text) if ascii_only else text
+
+
+def load_json(data: bytes | str) -> object:
+    """JSON text of any depth the API server takes, read."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        return deep_loads(data)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    """A non-ASCII character as JSON's \\u escape (a surrogate pair beyond the BMP)."""
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def dump_apply(body: KubeResource | Mapping[str, JsonValue] | Sequence[JsonValue]) -> bytes:
@@ -165,7 +202,7 @@ def dump_apply(body: KubeResource | Mapping[str, JsonValue] | Sequence[JsonValue
     string for line breaks and folds the spaces around them; and `metadata.managedFields`
     (present on an object read from the server) is left out, as apply refuses it.
     """
-    data = json.loads(dump(body))
+    data = load_json(dump(body))
     if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
         data["metadata"].pop("managedFields", None)
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
+    return dump_json(data, ascii_only=True).encode()

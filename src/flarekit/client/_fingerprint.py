@@ -11,11 +11,10 @@ and the annotation itself, so a different object of the same name is never taken
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import TYPE_CHECKING, Any
 
 from flarekit._products import CREATED_FROM
-from flarekit.client._codec import dump
+from flarekit.client._codec import dump, dump_json, load_json
 
 if TYPE_CHECKING:
     from flarekit_models import KubeResource
@@ -25,12 +24,12 @@ __all__ = ["CREATED_FROM", "fingerprinted"]
 
 def fingerprinted(obj: KubeResource) -> tuple[bytes, str]:
     """The JSON body to create `obj` with, carrying its fingerprint, and the fingerprint."""
-    data: dict[str, Any] = json.loads(dump(obj))
+    data: dict[str, Any] = load_json(dump(obj))  # type: ignore[assignment]
     meta = data.setdefault("metadata", {})
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != CREATED_FROM}
     meta["annotations"] = annotations
     sent = {k: v for k, v in data.items() if k != "status"}
-    canonical = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = dump_json(sent, sort_keys=True)
     fingerprint = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
     annotations[CREATED_FROM] = fingerprint
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode(), fingerprint
+    return dump_json(data).encode(), fingerprint

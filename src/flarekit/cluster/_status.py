@@ -165,7 +165,12 @@ def _raycluster_state(obj: RayCluster, queue: str | None) -> tuple[ClusterState,
     failure = find_condition(conditions, "ReplicaFailure")
     if state == "failed":
         return ClusterState.FAILED, reason or (failure.message if failure else None) or "failed"
-    if (obj.spec is not None and obj.spec.suspend is True) or state == "suspended":
+    suspend = obj.spec.suspend if obj.spec is not None else None
+    if state == "suspended" and suspend is False:
+        # Resumed (Kueue admitted it, or the user did): KubeRay reports "suspended" until it
+        # has made the pods again, so it is starting, not waiting for admission.
+        return ClusterState.STARTING, "resuming: KubeRay is recreating its pods"
+    if suspend is True or state == "suspended":
         if queue:
             return ClusterState.QUEUED, f"waiting for Kueue to admit it to LocalQueue {queue!r}"
         return ClusterState.SUSPENDED, reason

@@ -4,6 +4,9 @@ Each pair is written out in its own module as plain functions from one model (or
 dict) to the other; :func:`convert` picks one by the object's apiVersion and kind. A field
 the target cannot express raises :class:`ConversionError` naming its path and both versions;
 fields unknown to both versions (kept by the models) are carried where their parent exists.
+
+Before a facade writes, `prepare_write` also evaluates the CEL rules of the CRD
+(`rule_failures`, raising `RulesFailed`), as the API server does.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ if TYPE_CHECKING:
     from flarekit.compat._appwrapper import (
         appwrapper_v1beta2_to_v1beta1 as appwrapper_v1beta2_to_v1beta1,
     )
+    from flarekit.compat._cel import RuleFailure as RuleFailure
+    from flarekit.compat._cel import RulesFailed as RulesFailed
+    from flarekit.compat._cel import rule_failures as rule_failures
     from flarekit.compat._errors import ConversionError as ConversionError
     from flarekit.compat._errors import NoConversion as NoConversion
     from flarekit.compat._fields import FieldUnavailable as FieldUnavailable
@@ -84,6 +90,7 @@ __getattr__, __dir__, __all__ = lazy_module(
             "appwrapper_v1beta1_to_v1beta2",
             "appwrapper_v1beta2_to_v1beta1",
         ),
+        "flarekit.compat._cel": ("RuleFailure", "RulesFailed", "rule_failures"),
         "flarekit.compat._errors": (
             "ConversionError",
             "NoConversion",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import flarekit_models
 from flarekit._json import JsonValue
 from flarekit.client import NotServed
+from flarekit.compat._cel import RulesFailed, crd_schema, rule_failures
 from flarekit.compat._errors import NoConversion
 from flarekit.compat._families import FAMILIES, Family, family_for
 from flarekit.compat._fields import check_fields, missing_fields, varying_fields
@@ -29,7 +30,7 @@ from flarekit.compat._negotiate import family_release, with_crd_of
 from flarekit.compat._registry import convert
 from flarekit.compat._releases import FamilyRelease
 from flarekit.compat._trainer_pod import move_pod_field, pod_field_of
-from flarekit_models import KubeModel, KubeResource
+from flarekit_models import KubeModel, KubeResource, lookup
 from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ def prepare_write(
     *,
     parameters: Iterable[tuple[str, str]] = (),
     subject: str = "",
+    old: KubeModel | Mapping[str, JsonValue] | None = None,
 ) -> Any:
     """`obj` as it should be sent to `client`'s cluster: a validated model (`obj` itself
     when nothing changed), of the class of the version it is sent in (hence typed `Any`:
@@ -123,9 +125,11 @@ def prepare_write(
 
     Raises `FieldUnavailable` (a `ConfigError`) for fields the cluster's release lacks,
     `ConversionError` for values the served version cannot express, `NotServed` when the
-    kind is served only in a version flarekit cannot convert to. Objects of families that
-    are not installed, or of Kubernetes' own kinds, are returned unchanged (the create
-    itself then reports what is missing).
+    kind is served only in a version flarekit cannot convert to, `RulesFailed` (a
+    `ConfigError`) for the CEL rules of the release's CRD that the object fails (with `old`,
+    the object it replaces, transition rules too). Objects of families that are not
+    installed, or of Kubernetes' own kinds, are returned unchanged (the create itself then
+    reports what is missing).
     """
     head = head_of(obj)
     api_version, kind = head.api_version or "", head.kind or ""
@@ -154,6 +158,7 @@ def prepare_write(
                 # Refused: name the release exactly (the family's other CRDs, read now).
                 release = family_release(client, release.family)
             check_fields(data, release, parameters=params, subject=subject, strict_under=strict)
+            _check_rules(data, release, old, subject)
     if model is None:
         model = flarekit_models.resource_model(*_identity(data, api_version, kind)).model_validate(
             data
@@ -161,6 +166,29 @@ def prepare_write(
     if isinstance(model, AppWrapper):
         _check_embedded(client, model, params, subject)
     return model
+
+
+def _check_rules(
+    data: Mapping[str, JsonValue],
+    release: FamilyRelease,
+    old: KubeModel | Mapping[str, JsonValue] | None,
+    subject: str,
+) -> None:
+    """Raise RulesFailed for the CEL rules of the cluster's release that `data` fails (the
+    rules of the release the models are generated from when the cluster's is not known)."""
+    head = head_of(data)
+    group, _, version = (head.api_version or "").rpartition("/")
+    info = lookup(head.api_version or "", head.kind or "")
+    family, tag = info.served_by[-1].split("@")
+    if release.release is not None and release.family == family:
+        tag = release.release
+    schema = crd_schema(family, tag, group, version, head.kind or "")
+    if schema is None:
+        return
+    before = old.to_dict() if isinstance(old, KubeModel) else old
+    failures = rule_failures(data, schema, before)
+    if failures:
+        raise RulesFailed(failures, subject)
 
 
 def _identity(data: Mapping[str, JsonValue], api_version: str, kind: str) -> tuple[str, str]:

@@ -13,6 +13,7 @@ import json
 import queue
 import socket
 import ssl
+import sys
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -183,6 +184,19 @@ class _Handler(BaseHTTPRequestHandler):
         except _errors.ApiError as exc:
             self._record(incoming, exc.code, user)
             self._send(exc.code, exc.status(), [], exc.headers)
+            return
+        except RecursionError:
+            # The API server takes objects nested up to 10,000 levels; FakeCluster's code
+            # follows them recursively, as far as Python's recursion limit lets it.
+            too_deep = _errors.ApiError(
+                500,
+                "InternalError",
+                "FakeCluster cannot follow an object nested this deep (Python's recursion "
+                f"limit, {sys.getrecursionlimit()}); the real API server takes up to 10,000 "
+                "levels",
+            )
+            self._record(incoming, too_deep.code, user)
+            self._send(too_deep.code, too_deep.status(), [], too_deep.headers)
             return
         self._record(incoming, response.code, user)
         headers = {"Vary": response.vary} if response.vary else None

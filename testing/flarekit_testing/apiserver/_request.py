@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flarekit_testing.apiserver import _errors
-from flarekit_testing.apiserver._json import copy_json
+from flarekit_testing.apiserver._json import JsonRefused, copy_json, loads
 from flarekit_testing.apiserver._protobuf import ProtobufError, decode_protobuf, is_protobuf
 from flarekit_testing.apiserver._resources import ResourceType, Version, strategy_of
 from flarekit_testing.apiserver._selectors import parse_field_selector, parse_label_selector
@@ -143,7 +143,16 @@ def decode_body(req: Request) -> JSON:
             raise _errors.bad_request(str(exc)) from None
     else:
         try:
-            doc = json.loads(req.body or b"null")
+            doc = loads(req.body or b"null")
+        except JsonRefused as exc:
+            kind = req.rt.kind
+            if exc.unmarshal:
+                message = f'{kind} in version "{req.version.name}" cannot be handled as a {kind}'
+                raise _errors.bad_request(f"{message}: {exc}") from None
+            raise _errors.bad_request(
+                f"the object provided is unrecognized (must be of type {kind}): "
+                f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
         except ValueError as exc:
             raise _errors.bad_request(
                 f"couldn't get version/kind; json parse error: {exc}"

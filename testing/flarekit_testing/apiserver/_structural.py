@@ -22,9 +22,10 @@ The three steps live in ``_pruning`` (prune, default), ``_validation`` and ``_sc
 compiled schema). Violations come back as ``_errors.Cause`` entries worded like the API server's
 ``Status.details.causes`` (``field.Error`` types such as ``FieldValueRequired`` and the
 kube-openapi messages such as ``spec.replicas in body must be of type integer: "string"``).
-Behaviour follows upstream even where upstream is lax: ``format: int32`` / ``int64`` bounds
-are not enforced on numbers (kubernetes/kubernetes#136091), unknown formats are ignored, and
-``maxLength`` violations read "Too long: value is too long".
+Behaviour follows upstream even where upstream is lax or odd: unknown formats are ignored,
+``maxLength`` violations read "Too long: value is too long", and a number outside its
+``int32`` or ``float`` format's range is refused in a cause whose field is ``<nil>`` (the
+place is in its message), as kube-openapi words it.
 
 Not implemented: ``x-kubernetes-validations`` (CEL rules) are **not evaluated**; validation
 ratcheting on update; ``isbn``/``creditcard`` formats (accepted as is). Patterns use Python's

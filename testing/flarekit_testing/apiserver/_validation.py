@@ -124,6 +124,17 @@ _ROOT = _Path(None, "root", "")
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_JSON_INT = 2**53
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _in_format_range(x: float | int, fmt: str) -> bool:
+    """Whether a number fits the range of its schema's int32 or float format."""
+    if fmt == "int32":
+        return _INT32_MIN <= x <= _INT32_MAX
+    if fmt == "float":
+        return abs(x) <= _FLOAT32_MAX
+    return True
 
 
 def _kind(value: Any) -> str:
@@ -261,6 +272,18 @@ class _Validator:
         is_int = isinstance(x, int) and _INT64_MIN <= x <= _INT64_MAX
         if not is_int and isinstance(x, int):
             x = _to_float(x)
+        if not _in_format_range(x, s.format):
+            # kube-openapi checks a number against its format's range, in an error that
+            # names no field (the API server prints "<nil>") but the place in its message.
+            kind = "integer" if s.format == "int32" else "number"
+            self.causes.append(
+                _cause(
+                    INVALID,
+                    "<nil>",
+                    f'Invalid value: "": Checked value must be of type {kind} with format '
+                    f"{s.format} in {path.openapi}",
+                )
+            )
         if s.multiple_of is not None and s.multiple_of > 0:
             factor = int(s.multiple_of) if is_int else s.multiple_of
             if is_int and factor:
@@ -334,28 +357,31 @@ class _Validator:
             return sub.causes
 
         def composite(message: str) -> None:
+            # kube-openapi quotes the place in these messages, and names no field.
             self.causes.append(_cause(INVALID, "<nil>", f'Invalid value: "": {message}'))
 
         if s.all_of:
             failures = [c for branch in s.all_of for c in run(branch)]
             if failures:
-                composite(f"{path.openapi} must validate all the schemas (allOf)")
+                composite(f'"{path.openapi}" must validate all the schemas (allOf)')
                 self.causes.extend(failures)
         if s.any_of:
             results = [run(branch) for branch in s.any_of]
             if all(results):
-                composite(f"{path.openapi} must validate at least one schema (anyOf)")
+                composite(f'"{path.openapi}" must validate at least one schema (anyOf)')
                 self.causes.extend(results[0])
         if s.one_of:
             results = [run(branch) for branch in s.one_of]
             valid = sum(1 for r in results if not r)
             if valid != 1:
                 found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
-                composite(f"{path.openapi} must validate one and only one schema (oneOf). {found}")
+                composite(
+                    f'"{path.openapi}" must validate one and only one schema (oneOf). {found}'
+                )
                 if valid == 0:
                     self.causes.extend(results[0])
         if s.not_ is not None and not run(s.not_):
-            composite(f"{path.openapi} must not validate the schema (not)")
+            composite(f'"{path.openapi}" must not validate the schema (not)')
 
     # x-kubernetes-list-type (upstream listtype.ValidateListSetsAndMaps)
     def _list_set(self, x: list[Any], path: _Path) -> None:

@@ -323,7 +323,7 @@ def _procs_per_node(trainer: JSON, template: JSON) -> str:
     resources = trainer.get("resourcesPerNode")
     if resources is None:
         containers = (template.get("spec") or {}).get("containers") or []
-        node: dict[str, Any] = next((c for c in containers if c.get("name") == "node"), {})
+        node: JSON = next((c for c in containers if c.get("name") == "node"), {})
         resources = node.get("resources") or {}
     amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
     if any("gpu" in str(name) for name in amounts):

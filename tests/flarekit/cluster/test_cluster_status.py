@@ -85,6 +85,8 @@ def cond(type_: str, status: str, message: str = "") -> dict[str, Any]:
         (rc(suspend=True), ClusterState.SUSPENDED, None),
         (rc({"state": "suspended"}), ClusterState.SUSPENDED, None),
         (rc(suspend=True, labels=Q), ClusterState.QUEUED, "waiting for Kueue"),
+        # Admitted and resumed, KubeRay not yet past its "suspended": starting, not queued.
+        (rc({"state": "suspended"}, suspend=False, labels=Q), ClusterState.STARTING, "resuming"),
         (rc({"state": "ready"}, labels=Q), ClusterState.READY, None),
     ],
 )

@@ -1,29 +1,27 @@
-"""The release matrix's user script against the real operators: the oldest and the newest
-release of each family that `make control-plane` builds, and the training-operator on a
-cluster without Trainer.
+"""The release matrix's user script against the real operators: every family at its oldest
+and at its newest built release, and a legacy CodeFlare cluster (MCAD's AppWrapper, the
+training-operator without Trainer); see ``real_sets``.
 
 The script and its checks are the FakeCluster matrix's (`test_release_matrix`): a queued Ray
 cluster in an AppWrapper and a distributed training job, with a volume, a node selector and a
 toleration, every setting read back, the job run to success and the cluster to ready. Here
 the cluster's admins provide what a real cluster needs for that: nodes with the instance type
 the script selects (tainted for GPUs, as the toleration expects) and the volume's claim,
-bound to a volume.
+bound to a volume. On the legacy set the Ray cluster is written in MCAD's v1beta1 (Kueue
+does not queue those) and waits for MCAD, which is not built; the PyTorchJob runs queued.
 """
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections.abc import Iterator
-from pathlib import Path
 
 import kubernetes
 import pytest
+from real_sets import SELECTOR
 from test_release_matrix import (
     CLAIM,
     QUEUE,
     RELEASE_SETS,
-    SELECTOR,
     admin_setup,
     carries_user_settings,
     user_script,
@@ -34,66 +32,18 @@ from flarekit import Client, RetryPolicy, from_kubeconfig
 from flarekit.cluster import ClusterState
 from flarekit.job._jobstate import JobState
 from flarekit.kueue import QueueOptOutWarning
-from flarekit_testing import ControlPlane, NodePool
-from flarekit_testing.controlplane._operators import FAMILIES, built_versions
+from flarekit_testing import ControlPlane
 from kube_support import QUEUE_LABEL
 from wait_support import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.operator_matrix, pytest.mark.timeout(1800)]
 
 TIMEOUT = 180.0
-NODES = (
-    NodePool(count=1, name="cpu", cpu="16", memory="64Gi", gpus=0),
-    NodePool(
-        count=2,
-        name="gpu",
-        cpu="32",
-        memory="128Gi",
-        labels=dict(SELECTOR),
-        taints=({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},),
-    ),
-)
-
+MCAD_WRAPPER = "workload.codeflare.dev/v1beta1"
 
 #: Kueue releases without an integration for Trainer's TrainJob (the pinned Kueue v0.14.8 has
 #: one): a queued TrainJob stays suspended there, with no Workload, so the job is not queued.
 KUEUE_WITHOUT_TRAINJOB = ("v0.10.6",)
-
-
-def _sets() -> dict[str, dict[str, str]]:
-    """oldest / newest: every family at its oldest (newest) built release; no-trainer: the
-    newest, without Trainer and JobSet, where a distributed job is a PyTorchJob."""
-    built = {family: built_versions(family) for family in FAMILIES}
-    if not all(built.values()):
-        return {}
-    newest = {family: versions[-1] for family, versions in built.items()}
-    no_trainer = {f: v for f, v in newest.items() if f not in ("trainer", "jobset")}
-    return {
-        "oldest": {family: versions[0] for family, versions in built.items()},
-        "newest": newest,
-        "no-trainer": no_trainer,
-    }
-
-
-SETS = _sets()
-
-
-@pytest.fixture(scope="module", params=sorted(SETS) or ["not built"])
-def plane(request: pytest.FixtureRequest, controlplane_binaries: Path) -> Iterator[ControlPlane]:
-    if request.param not in SETS:
-        message = "the operators are not built: run `make control-plane`"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI=true: {message}", pytrace=False)
-        pytest.skip(message)
-    releases = SETS[request.param]
-    with ControlPlane(
-        releases=releases,
-        operators=list(releases),
-        binaries=controlplane_binaries,
-        nodes=NODES,
-        start_timeout=600.0,
-    ) as plane:
-        yield plane
 
 
 def _storage(plane: ControlPlane, namespace: str) -> None:
@@ -145,7 +95,9 @@ def _stored(plane: ControlPlane, namespace: str) -> dict[str, list[dict[str, obj
     return out
 
 
-def test_the_user_script_on_the_real_operators(plane: ControlPlane) -> None:
+@pytest.mark.parametrize("release_plane", ["oldest", "newest", "legacy"], indirect=True)
+def test_the_user_script_on_the_real_operators(release_plane: ControlPlane) -> None:
+    plane = release_plane
     namespace = "matrix"
     plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     wait_until(
@@ -157,6 +109,7 @@ def test_the_user_script_on_the_real_operators(plane: ControlPlane) -> None:
     admin_setup(plane, namespace)  # type: ignore[arg-type]
     _storage(plane, namespace)
     releases = plane.releases or {}
+    mcad = "appwrapper-mcad" in releases
     retry = RetryPolicy(attempts=3, backoff=0.05, max_backoff=0.5)
     with Client(from_kubeconfig(plane.kubeconfig_path), retry=retry) as client:
         queues_job = "trainer" not in releases or releases.get("kueue") not in (
@@ -164,14 +117,24 @@ def test_the_user_script_on_the_real_operators(plane: ControlPlane) -> None:
         )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = user_script(client, namespace, job_queue=QUEUE if queues_job else None)
+            result = user_script(
+                client,
+                namespace,
+                cluster_queue=None if mcad else QUEUE,
+                job_queue=QUEUE if queues_job else None,
+            )
         # A dropped field would be a PrunedFieldsWarning; a job kept out of Kueue is said so.
         expected = [] if queues_job else [QueueOptOutWarning]
         assert [w.category for w in caught] == expected, [str(w.message) for w in caught]
         objects = _stored(plane, namespace)
         [wrapper] = objects["appwrappers"]
-        assert wrapper["apiVersion"] == "workload.codeflare.dev/v1beta2"
-        assert wrapper["metadata"]["labels"][QUEUE_LABEL] == QUEUE  # type: ignore[index]
+        labels = wrapper["metadata"].get("labels") or {}  # type: ignore[attr-defined]
+        if mcad:
+            assert wrapper["apiVersion"] == MCAD_WRAPPER
+            assert QUEUE_LABEL not in labels
+        else:
+            assert wrapper["apiVersion"] == "workload.codeflare.dev/v1beta2"
+            assert labels[QUEUE_LABEL] == QUEUE
         assert carries_user_settings(wrapper) == []
         training_kind = "trainjobs" if "trainer" in releases else "pytorchjobs"
         [training] = objects[training_kind]
@@ -187,6 +150,13 @@ def test_the_user_script_on_the_real_operators(plane: ControlPlane) -> None:
             timeout=TIMEOUT,
             poll=0.5,
         )
+        if mcad:
+            # No MCAD controller runs: the AppWrapper waits in MCAD's queue, and says so.
+            status = result.cluster.status()
+            assert status.state is ClusterState.QUEUED
+            assert status.queue is None
+            assert "waiting for MCAD to dispatch it" in str(status.reason)
+            return
         wait_until(
             lambda: "rayclusters" in _stored(plane, namespace),
             "the wrapped RayCluster",
