@@ -606,6 +606,9 @@ class Kr8s:
         """`APIObject.wait(...)`, kr8s' generic wait on conditions, jsonpaths and deletion."""
         meta = {"name": name, "namespace": namespace}
         found = self._object({"apiVersion": api_version, "kind": kind, "metadata": meta})
+        if condition.startswith("jsonpath={"):  # kr8s spells kubectl's jsonpath= quoted
+            expression, _, value = condition[len("jsonpath=") :].rpartition("=")
+            condition = f"jsonpath='{expression}'={value}"
         try:
             self._call(found.wait, condition, timeout=WAIT_SECONDS)
         except TimeoutError:

@@ -353,7 +353,17 @@ def _wait_active(r: Run, kind: str) -> Any:
     _, cq, lq = _queues(r)
     name, ns = (cq, None) if kind == "ClusterQueue" else (lq, r.ns)
     met = r.adapter.wait(o.KUEUE, kind, name, ns, "condition=Active")
-    found = r.adapter.get(o.KUEUE, kind, name, ns)
+
+    def observed() -> JSON:
+        """The queue once Kueue has observed its generation (the clients other than kubectl
+        wait for the condition alone, so it may still name the one before)."""
+        found: JSON = r.adapter.get(o.KUEUE, kind, name, ns)
+        generation = found["metadata"].get("generation")
+        conditions = (found.get("status") or {}).get("conditions") or []
+        seen = [c.get("observedGeneration") for c in conditions if c.get("type") == "Active"]
+        return found if seen == [generation] else {}
+
+    found = wait_for(observed, 30.0) or r.adapter.get(o.KUEUE, kind, name, ns)
     conditions = (found.get("status") or {}).get("conditions") or []
     return {
         "met": met,

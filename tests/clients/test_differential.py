@@ -30,7 +30,12 @@ from script import SCRIPT
 KNOWN: dict[tuple[str, str], str] = {}
 
 #: (client, operation) -> why the client raises on both sides, which then counts as agreeing.
-CLIENT_ERRORS: dict[tuple[str, str], str] = {}
+CLIENT_ERRORS: dict[tuple[str, str], str] = {
+    ("lightkube", "events through events.k8s.io"): (
+        "lightkube's events.k8s.io/v1 Event model requires eventTime, which kube-apiserver "
+        "answers null for an Event made through the core API (msgspec's ValidationError)"
+    ),
+}
 
 #: The share of a client's operations that must agree.
 THRESHOLD = 0.98
@@ -59,6 +64,7 @@ def _report(pairs: list[tuple[Outcome, Outcome]]) -> str:
     return "\n".join(f"  FakeCluster: {f}\n  real:        {r}" for f, r in pairs)
 
 
+@pytest.mark.timeout(900)  # two whole scripts, kubectl's a process per operation
 @pytest.mark.parametrize("client", CLIENTS)
 def test_client_behaves_as_against_the_real_operators(
     client: str, simulated_kubeconfig: Path, real: RealSide | None
@@ -77,6 +83,7 @@ def test_client_behaves_as_against_the_real_operators(
     assert agreeing >= THRESHOLD * total, FIGURES[client]
 
 
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("client", CLIENTS)
 def test_recorded_outcomes_are_the_real_sides(client: str, real: RealSide | None) -> None:
     """golden/ holds what the real side answers now, from the releases the repository pins."""

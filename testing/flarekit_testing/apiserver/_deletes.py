@@ -127,7 +127,8 @@ def _delete_one(store: Store, req: Request, key: Key, opts: JSON, dry_run: bool)
         meta["finalizers"] = [*(meta.get("finalizers") or []), wanted]
     if meta.get("finalizers") or is_namespace:
         if meta.get("deletionTimestamp"):
-            return _success(req, old)
+            # already deleting: kube-apiserver answers the object its finalizers still hold
+            return _success(req, old) if is_namespace else present(old, req.rt, req.version.name)
         updated = _mark_deleting(old, is_namespace)
         if dry_run:
             return present(updated, req.rt, req.version.name)

@@ -203,6 +203,16 @@ def method_not_allowed() -> ApiError:
     )
 
 
+#: Marks a 404 that kube-apiserver answers as plain text, no Status (no handler took the path).
+PAGE_NOT_FOUND = "<page not found>"
+
+
+def page_not_found() -> ApiError:
+    """A path no API handler serves, such as a cluster-scoped custom resource under a
+    namespace: kube-apiserver's mux answers `404 page not found` in plain text."""
+    return ApiError(404, PAGE_NOT_FOUND, "404 page not found")
+
+
 def generic_not_found() -> ApiError:
     """What the apiserver answers for a path it does not serve at all."""
     return ApiError(404, "NotFound", "the server could not find the requested resource", {})

@@ -183,6 +183,9 @@ class _Handler(BaseHTTPRequestHandler):
                 response = answered
         except _errors.ApiError as exc:
             self._record(incoming, exc.code, user)
+            if exc.reason == _errors.PAGE_NOT_FOUND:
+                self._send_text(404, "404 page not found\n")
+                return
             self._send(exc.code, exc.status(), [], exc.headers)
             return
         except RecursionError:

@@ -104,6 +104,8 @@ def resolve(
         namespace, rest = rest[1], rest[2:]
     rt = registry.lookup(group, rest[0])
     version = rt.version(version_name) if rt is not None else None
+    if rt is not None and not rt.builtin and namespace and not rt.namespaced:
+        raise _errors.page_not_found()  # the CRD handler passes it on; nothing else serves it
     if rt is None or version is None or (namespace and not rt.namespaced) or len(rest) > 3:
         raise _errors.generic_not_found()
     name = rest[1] if len(rest) > 1 else ""

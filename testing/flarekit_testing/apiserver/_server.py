@@ -390,8 +390,11 @@ class FakeCluster:
         obj = self.store.get((*rt.bucket, ns, name))
         return present(obj, rt, rt.storage_version) if obj is not None else None
 
-    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> JSON:
-        """Create an object as a POST would (validation, defaulting, events); no auth."""
+    def create(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str = ""
+    ) -> JSON:
+        """Create an object as a POST would (validation, defaulting, events); no auth.
+        `field_manager`: who owns its fields (a simulated operator names the real one)."""
         api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
         group, _, version = api_version.rpartition("/")
         rt = self.registry.by_kind(group, kind)
@@ -401,6 +404,8 @@ class FakeCluster:
             )
         meta = obj.get("metadata") or {}
         query = {"dryRun": ["All"]} if dry_run else {}
+        if field_manager:
+            query["fieldManager"] = [field_manager]
         req = self._request(
             "POST", rt, meta.get("namespace"), body=dict(obj), version=version, query=query
         )

@@ -262,7 +262,12 @@ def _comparable(spec: Mapping[str, Any]) -> JSON:
 
 
 def update_causes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Cause]:
-    """A spec change outside what the apiserver allows on a running pod is forbidden."""
+    """A spec change outside what the apiserver allows on a running pod is forbidden (a
+    change in the number of containers first, and alone, as ValidatePodUpdate checks it)."""
+    counts = [len((pod.get("spec") or {}).get("containers") or []) for pod in (old, new)]
+    if counts[0] != counts[1]:
+        why = "Forbidden: pod updates may not add or remove containers"
+        return [Cause("FieldValueForbidden", why, "spec.containers")]
     if _comparable(old.get("spec") or {}) == _comparable(new.get("spec") or {}):
         return []
     return [Cause("FieldValueForbidden", SPEC_FORBIDDEN, "spec")]

@@ -33,6 +33,7 @@ from flarekit_testing.operators._base import (
     Clock,
     SimController,
     check_delay,
+    declares,
     is_suspended,
     set_condition,
     suffix,
@@ -360,6 +361,14 @@ class RayClusterController(SimController):
             running = cluster.get("pods", head, obj["metadata"]["namespace"]) or {}
             head_ip = (running.get("status") or {}).get("podIP")
             conditions = status.get("conditions") or []
+            head_ready = any(
+                c.get("type") == "HeadPodReady" and c.get("status") == "True" for c in conditions
+            )
+            if declares(self.rt(cluster), "status", "conditions") and not head_ready:
+                # KubeRay sees the head pod ready in one reconcile and the whole cluster
+                # ready in a later one: HeadPodReady first, `state: ready` a tick after.
+                self.write_status(cluster, obj, self._head_ready_status(obj))
+                return
             self.write_status(cluster, obj, ready_status(obj, conditions, head_ip))
         elif status.get("state") != "ready":
             self.write_status(cluster, obj, self._provisioning_status(obj))
@@ -386,7 +395,7 @@ class RayClusterController(SimController):
             return  # a custom head Service: not modelled
         wanted = head_service(obj)
         if cluster.get("services", wanted["metadata"]["name"], meta["namespace"]) is None:
-            cluster.create(wanted)
+            cluster.create(wanted, field_manager="kuberay-operator")
 
     def _ensure_ca_secret(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
@@ -428,6 +437,19 @@ class RayClusterController(SimController):
 
     def _conditions(self, obj: JSON) -> list[JSON]:
         return list((obj.get("status") or {}).get("conditions") or [])
+
+    def _head_ready_status(self, obj: JSON) -> JSON:
+        """The head pod is ready; the workers are not seen ready yet."""
+        conditions = kuberay_conditions(
+            self._conditions(obj),
+            (True, "HeadPodRunningAndReady", ""),
+            (
+                False,
+                "RayClusterPodsProvisioning",
+                "RayCluster Pods are being provisioned for first time",
+            ),
+        )
+        return {**self._provisioning_status(obj), "conditions": conditions}
 
     def _provisioning_status(self, obj: JSON) -> JSON:
         generation = obj["metadata"].get("generation")

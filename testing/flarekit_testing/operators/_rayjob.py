@@ -8,8 +8,10 @@ Running with Ray's job status PENDING, then RUNNING on the next tick, and `run_f
 later Complete/SUCCEEDED or Failed/FAILED (`reason: AppFailed` and a `message`). With
 `shutdownAfterJobFinishes` the job's own cluster is deleted `ttlSecondsAfterFinished` after
 the end. A new job gets KubeRay's `ray.io/rayjob-finalizer`, which holds a deleted job until
-its cluster and submitter are gone. `spec.suspend: true` holds a new job in `Suspended`, or takes a started one through
-`Suspending` (its cluster deleted) back to `Suspended`; resuming starts it over.
+KubeRay has tried to stop it (a job that has not ended: 2 s, as against a Ray dashboard that
+does not answer, for FakeCluster runs none). `spec.suspend: true` holds a new job in
+`Suspended`, or takes a started one through `Suspending` (its cluster deleted) back to
+`Suspended`; resuming starts it over.
 
 In `K8sJobMode` (the default) the job gets a submitter pod when it starts running, as the pod
 of KubeRay's submitter Job (named like the RayJob) carries the Job controller's labels
@@ -45,6 +47,9 @@ JSON = dict[str, Any]
 CLUSTER_LABEL = "ray.io/cluster"
 #: KubeRay stops the Ray job before a deleted RayJob goes (`ray.io/rayjob-finalizer`).
 FINALIZER = "ray.io/rayjob-finalizer"
+#: How long KubeRay's dashboard client waits for an answer (seconds).
+STOP_TIMEOUT = 2.0
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 DEFAULT_FAILURE = "Job entrypoint command failed with exit code 1"
 _RESET = {
     "jobId": None,
@@ -96,6 +101,7 @@ class RayJobController(SimController):
         self.wait_for_cluster = wait_for_cluster
         self._running_since: dict[str, float] = {}
         self._ended_at: dict[str, float] = {}
+        self._stopping: dict[str, float] = {}
 
     # -- the state machine ----------------------------------------------------------------------
 
@@ -264,13 +270,21 @@ class RayJobController(SimController):
             self._delete_own_cluster(cluster, obj)
 
     def finalize(self, cluster: FakeCluster, obj: JSON) -> None:
-        """A deleted job: its cluster and submitter go, then KubeRay's finalizer."""
+        """A deleted job: KubeRay first asks the cluster's Ray dashboard to stop a job that
+        has not ended; FakeCluster runs no dashboard, so, as against a dashboard that does
+        not answer, its client gives up after `STOP_TIMEOUT` seconds. Then the finalizer
+        goes, whatever the answer (the cluster and submitter go with the job, as owned
+        objects)."""
         meta = obj["metadata"]
+        uid = str(meta["uid"])
         finalizers = list(meta.get("finalizers") or [])
         if FINALIZER not in finalizers:
             return
-        self._delete_own_cluster(cluster, obj)
-        self._delete_submitter(cluster, obj)
+        ended = (obj.get("status") or {}).get("jobStatus") in TERMINAL
+        asked = self._stopping.setdefault(uid, self.clock())
+        if not ended and self.clock() - asked < STOP_TIMEOUT:
+            return
+        self._stopping.pop(uid, None)
         rest = {"metadata": {"finalizers": [f for f in finalizers if f != FINALIZER]}}
         cluster.patch(self.name(cluster), meta["name"], rest, meta.get("namespace"))
 

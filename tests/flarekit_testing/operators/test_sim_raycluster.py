@@ -144,3 +144,29 @@ def test_spec_change_updates_observed_generation_and_counts() -> None:
 def test_negative_schedule_is_rejected() -> None:
     with pytest.raises(ValueError, match="ready_after must be a number of seconds >= 0"):
         RayClusterController(ready_after=-1)
+
+
+def test_head_pod_ready_before_the_cluster_is() -> None:
+    """KubeRay reports the head pod ready in one status write and `state: ready` in a later
+    one, never both at once."""
+    with FakeCluster(releases={"kuberay": "v1.4.2"}, tick_interval=TICK) as fc:
+        seen: list[tuple[str | None, str | None]] = []
+        fc.store.on_commit.append(
+            lambda e: (
+                seen.append(
+                    (
+                        status(e.obj).get("state"),
+                        (cond(e.obj, "HeadPodReady") or {}).get("status"),
+                    )
+                )
+                if e.key[1] == "rayclusters"
+                else None
+            )
+        )
+        fc.add_controller(RayClusterController())
+        fc.create(ray_cluster("rc"))
+        wait_for(fc, RC, "rc", lambda o: status(o).get("state") == "ready")
+        first_head_ready = seen.index(next(s for s in seen if s[1] == "True"))
+        assert seen[first_head_ready][0] is None  # head ready, the cluster not yet
+        assert ("ready", "True") in seen[first_head_ready + 1 :]
+        no_errors(fc)

@@ -1,5 +1,5 @@
 """The operators' admission webhooks, on FakeCluster with the simulated operators and on the
-control plane with the real ones (`operator_plane`, tests/conftest.py): what Kueue and
+control plane with the real ones (`stack`, conftest.py): what Kueue and
 AppWrapper change or refuse before a write is stored. Creates are dry runs where the answer
 is all that matters (webhooks run for them too)."""
 
@@ -7,46 +7,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import urllib3
-
-from flarekit_testing import AppWrapperController, FakeCluster, KueueController
-from flarekit_testing.controlplane._operator_runner import versions_for
-from flarekit_testing.controlplane._operators import FAMILIES, OperatorNotBuilt
 
 JSON = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 QUEUED = {"kueue.x-k8s.io/queue-name": "lq"}
 DRY = "?dryRun=All"
-
-
-@pytest.fixture(scope="module")
-def simulated() -> Iterator[FakeCluster]:
-    try:
-        releases = versions_for(list(FAMILIES), None)
-    except OperatorNotBuilt:
-        releases = {}
-    controllers = [KueueController(), AppWrapperController()]
-    with FakeCluster(releases=releases or None, controllers=controllers) as fc:
-        yield fc
-
-
-@pytest.fixture(params=["fakecluster", "controlplane"])
-def stack(request: pytest.FixtureRequest) -> Any:
-    if request.param == "fakecluster":
-        return request.getfixturevalue("simulated")
-    return request.getfixturevalue("operator_plane")
-
-
-@pytest.fixture
-def ns(stack: Any) -> Iterator[str]:
-    name = f"hook-{uuid.uuid4().hex[:8]}"
-    stack.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    stack.delete("namespaces", name)
 
 
 def send(stack: Any, method: str, path: str, body: JSON, content_type: str = "") -> Any:
