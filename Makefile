@@ -89,10 +89,11 @@ browser:
 shells:
 	$(call apt-install,$(SHELL_PACKAGES),for the completion tests)
 
-## torch-venv: PyTorch (pinned in tests/flarekit/ray/torch_venv.py) for the DDP jobs of the
-## Ray head test, in a virtualenv in the user's cache shared by every checkout with the same pins
-torch-venv:
-	$(PYTHON) tests/flarekit/ray/torch_venv.py
+## torch-venv: PyTorch (pinned in testing/flarekit_testing/local/_torch.py) for the practice
+## cluster's local pods and the DDP jobs of the Ray head test, in a virtualenv in the user's
+## cache shared by every checkout with the same pins (what `flarekit dev setup` makes)
+torch-venv: setup
+	$(PY) tests/flarekit/ray/torch_venv.py
 
 ## real-node: what the control plane's real node (ControlPlane(kubelet=True)) needs: Debian's
 ## containerd, runc, CNI plugins, iptables, conntrack and mmdebstrap (installed where missing),
@@ -195,7 +196,8 @@ FUZZ_SERVER ?= 0
 fuzz: generate
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES) --server $(FUZZ_SERVER)
 
-## run: the main job (see README), on the practice cluster (FakeCluster)
+## run: the main job (see README), on the practice cluster (FakeCluster whose pods run here;
+## the first run installs PyTorch into the user's cache, with the installer's progress)
 run: generate
 	$(PY) -m flarekit.walkthrough
 

@@ -9,9 +9,11 @@ the README is one of :data:`MARKERS` (run here) or of :data:`NOT_RUN` (with the 
 
 The model example is self-contained. The facade and client examples talk to "the cluster of
 your kubeconfig": here the practice cluster ``flarekit dev up`` starts
-(:mod:`flarekit.cli._practice`: simulated KubeRay, Kueue and Trainer operators, namespace
-``team-a`` with its default LocalQueue ``team-a-queue``, the ``torch-distributed`` runtime,
-dashboards exposed by Ingress), with ``KUBECONFIG`` pointing at it. The command-line example
+(:mod:`flarekit.cli._practice`: simulated KubeRay, Kueue and Trainer operators whose pods run
+here, namespace ``team-a`` with its default LocalQueue ``team-a-queue``, the
+``torch-distributed`` runtime), with ``KUBECONFIG`` pointing at it. Where Ray is installed its
+Ray clusters are local Ray, which binds beyond loopback: tests/test_readme.py then runs these
+examples in a network namespace of their own. The command-line example
 runs in bash as written, in an empty directory, with no ``KUBECONFIG`` but the one its first
 line sets. The FakeCluster example defines tests, which are called. The control-plane
 example needs the control plane's programs (``make control-plane``).
@@ -35,7 +37,7 @@ MARKERS = {
     "model": "cluster.spec.worker_group_specs[0].replicas = 4",
     "facade": "worker_extended_resource_requests=",
     "client": "client = Client()  ",
-    "fakecluster": "FakeCluster(",
+    "fakecluster": "FakeCluster(releases=",
     "cli": "flarekit dev up",
     "controlplane": "ControlPlane(",
     "widgets": "from flarekit.widgets import",
@@ -50,6 +52,8 @@ NOT_RUN = {
     "fields of kuberay": "sample output of `pin`, not a command",
     "flarekit ray job submit": "needs a Ray head: tests/flarekit/ray/cli_inner.py runs it in "
     "bash as written, against the real Ray head of the Ray integration test",
+    "simulated_operators(local=True)": "local execution for real (Ray, torch.distributed) runs "
+    "in tests/flarekit_testing/local/local_inner.py, in a network namespace of its own",
 }
 
 
@@ -93,9 +97,14 @@ def run_fakecluster(readme: Path) -> str:
 
 
 def run_facade(readme: Path) -> str:
-    with practice_cluster() as fake:
+    with practice_cluster() as fake, tempfile.TemporaryDirectory() as work:
         started = time.monotonic()
-        run_block(readme, block(readme, "facade"))
+        here = os.getcwd()
+        os.chdir(work)  # the example writes its train.py where it runs
+        try:
+            run_block(readme, block(readme, "facade"))
+        finally:
+            os.chdir(here)
         clusters = [obj["metadata"]["name"] for obj in fake.objects("rayclusters.ray.io")]
         assert clusters == [], f"cluster.down() left {clusters} behind"
         jobs = [obj["metadata"]["name"] for obj in fake.objects("trainjobs.trainer.kubeflow.org")]

@@ -30,6 +30,16 @@ renames), admission webhooks and most admission plugins, real operators (there i
 `Controller` seam, and simulated KubeRay, Kueue, Trainer, training-operator and AppWrapper
 controllers that are off unless registered), kubelets and container restarts, other built-in
 kinds, and authentication other than bearer tokens.
+
+The practice cluster is a FakeCluster with every simulated operator and local execution:
+their pods run as processes on this machine where their program can (training functions
+under torchrun, RayClusters as real local Ray nodes)::
+
+    from flarekit_testing import FakeCluster, simulated_operators
+
+    with FakeCluster(controllers=simulated_operators(local=True),
+                     node_labels=practice_node_labels()) as fc:
+        ...
 """
 
 from typing import TYPE_CHECKING
@@ -54,6 +64,7 @@ from flarekit_testing.controlplane import (
     NotSupportedByRealServer,
     OperatorNotBuilt,
 )
+from flarekit_testing.local import LocalKubelet
 from flarekit_testing.operators import (
     AppWrapperController,
     KueueController,
@@ -63,6 +74,8 @@ from flarekit_testing.operators import (
     RayJobController,
     SimController,
     TrainJobController,
+    practice_node_labels,
+    simulated_operators,
 )
 
 __all__ = [
@@ -78,6 +91,7 @@ __all__ = [
     "FakeCluster",
     "FaultRule",
     "KueueController",
+    "LocalKubelet",
     "ManualClock",
     "NodePool",
     "NotSupportedByRealServer",
@@ -89,7 +103,9 @@ __all__ = [
     "Rule",
     "SimController",
     "TrainJobController",
+    "practice_node_labels",
     "rule",
+    "simulated_operators",
 ]
 
 if TYPE_CHECKING:  # mypy holds both backends to the protocol here

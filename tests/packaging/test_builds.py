@@ -84,6 +84,7 @@ def test_the_testing_wheel_holds_the_backends_and_requires_this_flarekit(dists: 
         "cryptography>=42",
         "flarekit==0.1.0",
         "pyyaml>=6.0",
+        "ray[default]<3,>=2.60; extra == 'local'",
     ]
 
 

@@ -2,11 +2,13 @@
 
 Why: the README's examples, the CLI and a notebook should all be tryable before there is a
 Kubernetes cluster. ``dev up`` starts the practice cluster (:mod:`flarekit.cli._practice`:
-FakeCluster with simulated KubeRay, Kueue, Trainer and AppWrapper operators, prepared with
-namespace ``team-a`` and its queue) as a background process of its own session, waits until
-it answers, and prints ``export KUBECONFIG=...`` on stdout (so ``eval "$(flarekit dev up)"``
-works) and what it started on stderr. ``dev down`` stops it and waits until the process is
-gone; ``dev status`` says whether it runs (exit 0) or not (exit 1).
+FakeCluster with simulated KubeRay, Kueue, Trainer and AppWrapper operators whose pods run
+on this machine, prepared with namespace ``team-a`` and its queue) as a background process of
+its own session, waits until it answers, and prints ``export KUBECONFIG=...`` on stdout (so
+``eval "$(flarekit dev up)"`` works) and what it started on stderr. ``dev down`` stops it,
+and with it every process its pods started, and waits until the process is gone; ``dev
+status`` says whether it runs (exit 0) or not (exit 1); ``dev setup`` installs PyTorch for
+training pods into the user's cache (once, with the installer's progress).
 
 Where its files live: ``$FLAREKIT_DEV_DIR``, else ``$XDG_STATE_HOME/flarekit/dev``, else
 ``~/.local/state/flarekit/dev``: ``kubeconfig``, ``ready`` (pid and URL, written once it
@@ -27,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import flarekit.walkthrough.backends
 from flarekit.cli._common import seconds
 from flarekit.cli._exit import ExitCode
 
@@ -36,8 +39,9 @@ SERVER_MODULE = "flarekit.cli._practice"
 #: Where FakeCluster comes from: the flarekit-testing distribution (an extra of flarekit).
 TESTING_PACKAGE = "flarekit_testing"
 _SIMULATED = (
-    "FakeCluster with simulated KubeRay, Kueue, Trainer and AppWrapper operators (objects "
-    "move through the real operators' states; nothing runs in the pods)"
+    "FakeCluster with simulated KubeRay, Kueue, Trainer and AppWrapper operators whose pods "
+    "run on this machine (training functions under torchrun, Ray clusters as local Ray); "
+    "pods that need an image's entrypoint or a GPU stay simulated and say so"
 )
 
 
@@ -196,6 +200,17 @@ def _down(args: argparse.Namespace) -> int:
     return 0
 
 
+def _setup(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec(TESTING_PACKAGE) is None:
+        raise DevError(
+            "the practice cluster needs the flarekit-testing distribution, which is not "
+            "installed: pip install 'flarekit[testing]' (from a clone: pip install ./testing)"
+        )
+    folder = flarekit.walkthrough.backends.ensure_torch()
+    args.out.write(f"PyTorch for the practice cluster's training pods: {folder}\n")
+    return 0
+
+
 def _status(args: argparse.Namespace) -> int:
     dev = DevCluster(dev_dir())
     if not dev.running():
@@ -226,3 +241,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     down.set_defaults(run=_down)
     status = sub.add_parser("status", help="whether it runs (exit 0) or not (exit 1)")
     status.set_defaults(run=_status)
+    setup = sub.add_parser(
+        "setup",
+        help="install PyTorch for training pods into the user's cache (once; about 2.8 GB)",
+    )
+    setup.set_defaults(run=_setup)

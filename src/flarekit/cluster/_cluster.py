@@ -34,7 +34,7 @@ from flarekit.cluster import _endpoints
 from flarekit.cluster._client_tls import generate_tls_cert
 from flarekit.cluster._config import ClusterConfiguration
 from flarekit.cluster._dashboard_access import ClusterDashboard, endpoint_port, never_resolves
-from flarekit.cluster._details import ClusterDetails, group_rows
+from flarekit.cluster._details import ClusterDetails, group_rows, ray_report
 from flarekit.cluster._prechecks import (
     check_not_taken,
     check_priority_class,
@@ -281,8 +281,9 @@ class Cluster:
             described = self.config  # an object no configuration can express
         try:
             dashboard = self.cluster_dashboard_uri()
+            reported = None if never_resolves(dashboard) else ray_report(dashboard)
         except _endpoints.DashboardNotExposed as exc:
-            dashboard = str(exc)
+            dashboard, reported = str(exc), None
         return ClusterDetails(
             status=status,
             kind=_kind_of(aw),
@@ -292,6 +293,7 @@ class Cluster:
             dashboard=dashboard,
             admission=self._admission(wrapper if wrapper is not None else raycluster, status),
             groups=group_rows(described),
+            ray_resources=reported,
         )
 
     def _admission(self, top: KubeResource | None, status: ClusterStatus) -> str | None:

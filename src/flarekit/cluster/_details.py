@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import flarekit.ray
 from flarekit._tables import HtmlStatus, Row, html_table, text_table
 from flarekit.cluster._config import ClusterConfiguration, WorkerGroup
 from flarekit.cluster._status import ClusterStatus
 
-__all__ = ["GROUP_HEADER", "ClusterDetails", "GroupResources", "group_rows"]
+__all__ = ["GROUP_HEADER", "ClusterDetails", "GroupResources", "group_rows", "ray_report"]
 
 GROUP_HEADER = ("GROUP", "WORKERS", "MIN", "MAX", "CPU", "MEMORY", "DEVICES", "IMAGE")
 
@@ -107,6 +108,9 @@ class ClusterDetails(HtmlStatus):
     dashboard: str
     admission: str | None = None
     groups: list[GroupResources] = field(default_factory=list)
+    #: What Ray itself reports of the cluster's resources (in use / total), when its
+    #: dashboard answers at `dashboard`.
+    ray_resources: str | None = None
 
     def _status_title(self) -> str:
         return f"Ray cluster {self.status.namespace}/{self.status.name} ({self.kind})"
@@ -121,6 +125,8 @@ class ClusterDetails(HtmlStatus):
         ]
         if self.admission is not None:
             rows.append(("admission", self.admission))
+        if self.ray_resources is not None:
+            rows.append(("ray reports", self.ray_resources))
         return rows
 
     def _group_table_rows(self) -> list[Row]:
@@ -137,3 +143,26 @@ class ClusterDetails(HtmlStatus):
         if not self.groups:
             return summary
         return summary + html_table(self._group_table_rows(), header=GROUP_HEADER)
+
+
+def _amount(name: str, value: float) -> str:
+    if "memory" in name:
+        return f"{value / 2**30:.1f}Gi"
+    return f"{value:g}"
+
+
+def ray_report(dashboard: str, timeout: float = 5.0) -> str | None:
+    """What Ray reports of the cluster's resources at `dashboard` (``CPU 1/2 used, ...``),
+    or None when it does not answer."""
+    try:
+        resources = flarekit.ray.RayJobClient(
+            dashboard, timeout=timeout, retries=0
+        ).cluster_resources()
+    except (flarekit.ray.RayJobsError, OSError, ValueError):
+        return None
+    shown = [
+        f"{name} {_amount(name, used)}/{_amount(name, total)}"
+        for name, (used, total) in sorted(resources.items())
+        if not name.startswith("node:")
+    ]
+    return (", ".join(shown) + " in use") if shown else "no node has reported yet"

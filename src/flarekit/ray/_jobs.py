@@ -114,6 +114,20 @@ class RayJobClient:
             ) from None
         return _parse(RayVersion, answer, "GET", "/api/version")
 
+    def cluster_resources(self) -> dict[str, tuple[float, float]]:
+        """What the cluster's Ray reports of its resources: name -> (in use, total), from the
+        dashboard's cluster status (empty before any node has reported)."""
+        answer = self._http.request("GET", "/api/cluster_status")
+        data = answer.get("data") if isinstance(answer, dict) else None
+        status = (data or {}).get("clusterStatus") if isinstance(data, dict) else None
+        report = (status or {}).get("loadMetricsReport") if isinstance(status, dict) else None
+        usage = (report or {}).get("usage") if isinstance(report, dict) else None
+        out: dict[str, tuple[float, float]] = {}
+        for name, pair in (usage or {}).items() if isinstance(usage, dict) else ():
+            if isinstance(pair, list) and len(pair) == 2:
+                out[str(name)] = (float(pair[0]), float(pair[1]))
+        return out
+
     def submit(
         self,
         entrypoint: str,

@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
         description=(
             "A guided tour of flarekit: Kueue queues, a Ray cluster, a training job and a "
             "clean teardown. Without --kubeconfig (or $FLAREKIT_KUBECONFIG) it runs on a "
-            "practice cluster in this process, with simulated operators."
+            "practice cluster in this process, with simulated operators whose pods run here."
         ),
     )
     where = p.add_mutually_exclusive_group()
@@ -90,6 +90,12 @@ def parser() -> argparse.ArgumentParser:
         "--poll",
         type=float,
         help="seconds between checks on the cluster (default: 2, or 0.1 on the practice one)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the training function's random data (0); another seed, other losses",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -145,6 +151,7 @@ def _run_steps(tour: Walkthrough) -> None:
     tour.create_cluster()
     tour.wait_for_cluster()
     tour.show_details()
+    tour.run_ray_job()
     tour.submit_job()
     tour.watch_job()
 
@@ -192,9 +199,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             say.say(
                 "No cluster is configured (no --kubeconfig, no $FLAREKIT_KUBECONFIG), so this "
                 "starts a practice cluster in this process: a Kubernetes API with simulated "
-                "KubeRay, Kueue, Kubeflow Trainer and AppWrapper operators. The code is the "
-                "same as on a real cluster."
+                "KubeRay, Kueue, Kubeflow Trainer and AppWrapper operators, whose pods run "
+                "here as processes: the training job trains with PyTorch on CPU, the Ray "
+                "cluster is a local Ray. The code is the same as on a real cluster."
             )
+            torch = backends.ensure_torch()
+            say.done(f"PyTorch for the training pods: {torch}")
             say.code("client = Client()  # on a real cluster: your kubeconfig")
             fake, client = _practice(args.namespace or "default")
         else:
@@ -216,8 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             delete_timeout=args.timeout,
             poll=args.poll or (0.1 if practice else 0.5 if real_stack else 2.0),
             practice=practice,
-            simulated_pods=practice or (plane is not None and plane.node is None),
+            simulated_pods=plane is not None and plane.node is None,
             small_pods=plane is not None and plane.node is not None,
+            seed=args.seed,
         )
         footprint = Footprint(client, client.namespace) if plane is not None else None
         error, failures = run_tour(client, plan, say, footprint)

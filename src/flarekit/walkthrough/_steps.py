@@ -20,12 +20,12 @@ import flarekit.kueue
 from flarekit._wait import wait_until
 from flarekit.walkthrough._narrate import Narrator
 from flarekit.walkthrough._runtime import RUNTIME_NAME, torch_distributed_runtime
-from flarekit.walkthrough._train import train_line
+from flarekit.walkthrough._train import RAY_ENTRYPOINT, train_line
 from flarekit_models.ray import v1 as ray_v1
 from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
-    from flarekit import Client, Cluster, TrainJob
+    from flarekit import Client, Cluster, RayJob, TrainJob
     from flarekit.kueue import AdminSpec
     from flarekit_models import KubeResource
 
@@ -51,8 +51,10 @@ class Plan:
     delete_timeout: float = 300.0
     poll: float = 1.0
     practice: bool = False
-    #: The cluster's pods run nothing (the practice cluster, the real stack's KWOK nodes).
+    #: The cluster's pods run nothing (the real stack's KWOK nodes).
     simulated_pods: bool = False
+    #: The seed of the training function's random data.
+    seed: int = 0
     #: The pods ask for fractions of a CPU: the real stack's one real node has the machine's
     #: (two, on the project's CI), and the Ray cluster and the training job run at once.
     small_pods: bool = False
@@ -73,6 +75,10 @@ class Plan:
     @property
     def job_name(self) -> str:
         return f"{self.prefix}-train"
+
+    @property
+    def ray_job_name(self) -> str:
+        return f"{self.prefix}-squares"
 
     @property
     def flavor(self) -> str:
@@ -239,7 +245,7 @@ class Walkthrough:
         )
         queue = f", local_queue={plan.queue!r}" if plan.queue else ""
         say.code(f"""
-            config = ClusterConfiguration(name={plan.cluster_name!r}, num_workers=2,
+            config = ClusterConfiguration(name={plan.cluster_name!r}, num_workers=1,
                 head_cpu_requests={plan.head_cpu!r}, head_memory_requests=4,
                 worker_cpu_requests={plan.worker_cpu!r}, worker_memory_requests=2{queue})
             cluster = Cluster(config).apply()
@@ -251,7 +257,7 @@ class Walkthrough:
             name=plan.cluster_name,
             namespace=plan.namespace,
             image=plan.ray_image,
-            num_workers=2,
+            num_workers=1,
             head_cpu_requests=plan.head_cpu,
             head_cpu_limits=1,
             head_memory_requests=4,
@@ -302,6 +308,44 @@ class Walkthrough:
             "no Ray installation is needed on your side to manage it."
         )
 
+    def run_ray_job(self) -> None:
+        """A Ray job on the cluster: KubeRay submits its entrypoint to the cluster's Ray."""
+        plan, say = self.plan, self.say
+        say.step("Run a Ray job on the cluster")
+        say.say(
+            "A RayJob runs a command on a Ray cluster: KubeRay submits it to the cluster's "
+            "dashboard, and its output is the job's log. This one squares numbers in Ray "
+            "tasks and prints what the cluster offers."
+        )
+        say.code(f"""
+            rayjob = RayJob({plan.ray_job_name!r}, entrypoint=ENTRYPOINT,
+                cluster_name={plan.cluster_name!r}).submit()
+            rayjob.wait(timeout={plan.job_timeout:g})
+            print(rayjob.logs())
+            """)
+        say.show(f"ENTRYPOINT = {RAY_ENTRYPOINT!r}")
+        self._refuse_existing(
+            ray_v1.RayJob, plan.ray_job_name, plan.namespace, "pass another --prefix"
+        )
+        job = flarekit.RayJob(
+            plan.ray_job_name,
+            RAY_ENTRYPOINT,
+            namespace=plan.namespace,
+            cluster_name=plan.cluster_name,
+            labels=dict(CREATED_BY),
+            client=self.client,
+        )
+        self._remember(f"RayJob {plan.ray_job_name}", lambda: self._delete_job(job, ray_v1.RayJob))
+        job.submit()
+        status = job.wait(timeout=plan.job_timeout, poll=plan.poll)
+        say.show(status)
+        logs = job.logs()
+        assert isinstance(logs, str)
+        if plan.simulated_pods:
+            say.say("This cluster's pods are simulated: no Ray ran, and the log says so.")
+        say.say("The job's log:")
+        say.show(logs or "(empty)")
+
     def submit_job(self) -> None:
         plan, say = self.plan, self.say
         say.step("Submit a training job to the queue")
@@ -314,7 +358,7 @@ class Walkthrough:
         image = f", image={plan.image!r}" if plan.image else ""
         say.code(f"""
             job = TrainJob({plan.job_name!r}, runtime={plan.runtime!r}, func=train_line,
-                func_args={{'epochs': 3}}, num_nodes=2, num_proc_per_node=1,
+                func_args={{'epochs': 3, 'seed': {plan.seed}}}, num_nodes=2, num_proc_per_node=1,
                 resources_per_node={{'cpu': {plan.worker_cpu!r}, 'memory': '2Gi'}}{queue}{image})
             job.submit()
             """)
@@ -327,7 +371,7 @@ class Walkthrough:
             runtime=plan.runtime,
             image=plan.image,
             func=train_line,
-            func_args={"epochs": 3},
+            func_args={"epochs": 3, "seed": plan.seed},
             num_nodes=2,
             num_proc_per_node=1,
             resources_per_node={"cpu": plan.worker_cpu, "memory": "2Gi"},
@@ -343,7 +387,7 @@ class Walkthrough:
         job.submit()
         say.done(f"TrainJob {plan.namespace}/{plan.job_name} submitted: {job.status().state.value}")
 
-    def _delete_job(self, job: TrainJob, model: type[KubeResource]) -> None:
+    def _delete_job(self, job: TrainJob | RayJob, model: type[KubeResource]) -> None:
         job.delete()
         self._delete_and_wait(model, job.name, self.plan.namespace)
 
@@ -361,6 +405,11 @@ class Walkthrough:
                 "This cluster's pods are simulated: no container ran, so train_line printed "
                 "nothing and the log says so (on a real cluster it holds each epoch's loss)."
             )
+        else:
+            say.say(
+                f"What train_line printed on the first node: the loss PyTorch computed after "
+                f"each epoch, on data drawn with seed {plan.seed} (--seed changes it)."
+            )
         say.say("The first node's log:")
         say.show(logs or "(empty)")
 
@@ -368,7 +417,7 @@ class Walkthrough:
         """Remove everything the steps created, newest first; returns what could not be."""
         say = self.say
         say.step("Tear everything down")
-        say.code("job.delete()\ncluster.down(wait=True)")
+        say.code("job.delete()\nrayjob.delete()\ncluster.down(wait=True)")
         failures: list[str] = []
         while self._undo:
             what, undo = self._undo.pop()

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import datetime
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flarekit_testing.apiserver import _meta
 from flarekit_testing.apiserver._store import Event, Key, Store
+from flarekit_testing.apiserver.pods import node_selector_matches, unschedulable_message
 
 JSON = dict[str, Any]
 
@@ -208,11 +209,19 @@ def _object(kind: str, namespace: str, name: str, body: JSON, meta: JSON | None 
 
 
 class Scheduler:
-    """Binds new pods to simulated nodes, as kube-scheduler does, with its Event."""
+    """Binds new pods to simulated nodes, as kube-scheduler does, with its Event. With the
+    nodes' labels (`node_labels`, node name -> labels), a pod whose node selector or required
+    node affinity matches none of them stays Pending, saying so; without them any pod fits."""
 
-    def __init__(self, store: Store, nodes: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        nodes: tuple[str, ...],
+        node_labels: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         self.store = store
-        self.nodes = nodes
+        self.node_labels = {k: dict(v) for k, v in node_labels.items()} if node_labels else None
+        self.nodes = tuple(self.node_labels) if self.node_labels else nodes
 
     def on_commit(self, event: Event) -> None:
         if event.type != "ADDED" or event.key[:2] != ("", "pods"):
@@ -223,11 +232,40 @@ class Scheduler:
             "default-scheduler"
         ):
             return
-        self.bind(event.key, self.node_for(pod))
+        fitting = [
+            n
+            for n in self.nodes
+            if self.node_labels is None or node_selector_matches(spec, self.node_labels[n])
+        ]
+        if not fitting:
+            self._unschedulable(event.key, unschedulable_message(len(self.nodes)))
+            return
+        self.bind(event.key, self.node_for(pod, fitting))
 
-    def node_for(self, pod: JSON) -> str:
+    def _unschedulable(self, key: Key, message: str) -> None:
+        """No node satisfies the pod's node selector: it stays Pending, saying why, as the
+        scheduler's PodScheduled condition does."""
+        pod = self.store.get(key)
+        if pod is None:
+            return
+        status = pod.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": _meta.timestamp(),
+            "reason": "Unschedulable",
+            "message": message,
+        }
+        status["conditions"] = [condition, *conditions]
+        self.store.commit(key, pod)
+
+    def node_for(self, pod: JSON, nodes: tuple[str, ...] | list[str] | None = None) -> str:
+        """A node for the pod, stable per pod (among `nodes`, by default all)."""
+        choices = list(nodes or self.nodes)
         uid = str((pod.get("metadata") or {}).get("uid", ""))
-        return self.nodes[int(uid.replace("-", "")[:8] or "0", 16) % len(self.nodes)]
+        return choices[int(uid.replace("-", "")[:8] or "0", 16) % len(choices)]
 
     def bind(self, key: Key, node: str) -> None:
         pod = self.store.get(key)

@@ -97,6 +97,7 @@ class FakeCluster:
         tick_interval: float = 1.0,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
         controllers: Iterable[Controller[FakeCluster]] = (),
+        node_labels: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         if crds is not None and releases is not None:
             raise ValueError("pass either crds=[...] or releases={...}, not both")
@@ -127,7 +128,7 @@ class FakeCluster:
         self._namespace_defaults = NamespaceDefaults(self.store)
         self.store.on_commit.append(self._namespace_defaults.on_commit)
         self.store.on_commit.append(GarbageCollector(self.store, finalize_namespace).on_commit)
-        self._scheduler = Scheduler(self.store, _pods.NODES)
+        self._scheduler = Scheduler(self.store, _pods.NODES, node_labels)
         self.store.on_commit.append(self._scheduler.on_commit)
         self._dir: Path | None = None
         self._server: Any = None

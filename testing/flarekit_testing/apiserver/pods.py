@@ -19,6 +19,10 @@ from flarekit_testing.apiserver._errors import Cause
 from flarekit_testing.apiserver._json import copy_json
 from flarekit_testing.apiserver._meta import timestamp
 from flarekit_testing.apiserver._names import dns1123_label_errors, go_quote
+from flarekit_testing.apiserver._nodes import NODES as NODES
+from flarekit_testing.apiserver._nodes import node_labels as node_labels
+from flarekit_testing.apiserver._nodes import node_selector_matches as node_selector_matches
+from flarekit_testing.apiserver._nodes import unschedulable_message as unschedulable_message
 from flarekit_testing.apiserver._pod_admission import admit
 from flarekit_testing.apiserver._resources import ResourceType, Version
 from flarekit_testing.apiserver._schema_shapes import (
@@ -307,10 +311,6 @@ def manifest(
     if owner is not None:
         meta["ownerReferences"] = [dict(owner)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
-
-
-#: The simulated nodes pods are bound to (the names of flarekit's ControlPlane's nodes).
-NODES = ("node-0", "node-1")
 
 
 def _address(pod: Mapping[str, Any], prefix: str) -> str:

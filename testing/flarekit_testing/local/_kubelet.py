@@ -1,95 +1,178 @@
-"""Local execution: the pods of a simulated operator run as processes on this machine.
+"""Local execution: the pods of the simulated operators run as processes on this machine.
 
-Why: a data scientist wants to see `TrainJob(func=train)` train for real on a laptop, through
-the same Kubernetes objects it would create on a cluster (so the code that submits, waits,
-reads logs and events is the code that will run there), as the Kubeflow SDK's local backend
-does but without leaving the Kubernetes API. A simulated operator given ``local=True`` makes
-its pods as the real one would, and this kubelet runs each pod's first container:
+Why: a data scientist wants to see `TrainJob(func=train)` train and a `RayJob` run for real
+on a laptop, through the same Kubernetes objects it would create on a cluster (so the code
+that submits, waits, reads logs and stops is the code that will run there), as the Kubeflow
+SDK's local backend does for TrainJobs, but without leaving the Kubernetes API. The simulated
+operators make their pods as the real ones would; this kubelet runs each pod's first
+container (see `_pod_setup` for its folder, environment and command line, `_ray` for Ray's
+pods), under a supervisor (`_shim`) in a process group of its own, with the pod's CPU and
+memory limits where the system lets it set them (`_limits`):
 
-- the argv is the container's ``command`` + ``args`` with ``$(VAR)`` references expanded as
-  the kubelet expands them; ``python`` / ``python3`` is this interpreter (`sys.executable`),
-  other programs are looked up on ``PATH``. A container without a command would run its
-  image's entrypoint, which a local process cannot: such a pod fails, saying so.
-- the environment is this process's, then what the kubelet sets (``HOSTNAME``, the API
-  server's address in ``KUBERNETES_SERVICE_HOST`` / ``_PORT``), then the container's ``env``
-  (literal values, and the downward API's ``fieldRef``: name, namespace, uid, node name,
-  pod IP, service account, labels and annotations); secret and ConfigMap key references are
-  read from the cluster.
-- the pod has a root directory of its own (a temporary directory); volumes (``configMap``,
-  ``secret``, ``emptyDir``) are written under it at their mount paths, the ``workingDir`` is
-  made there too, and every argv element and variable that names a mounted path or the
-  working dir is rewritten to the local directory (a process cannot see ``/opt/...``
-  otherwise). Host names of pods this kubelet runs (``<hostname>.<subdomain>...``) are
-  rewritten to ``127.0.0.1``.
 - stdout and stderr become the container's log, line by line as they are written; the exit
-  code becomes the pod's phase (0: ``Succeeded``, else ``Failed``, with the exit code).
-- deleting the pod (or its owner) kills the process group.
+  code becomes the pod's phase (0: ``Succeeded``, else ``Failed``, with the exit code); a pod
+  that cannot start fails, its log saying why;
+- the pod's IP is ``127.0.0.1`` (as for a pod on the host's network); a Ray pod is ready once
+  Ray says so, any other pod as soon as it runs;
+- deleting the pod (or its owner) ends its supervisor, which ends every process the pod
+  started, and removes its folder and cgroups.
+
+`cannot_run` says which pods stay simulated, because their program cannot run here: a
+container without a command (it would run its image's entrypoint) and a pod that asks for a
+GPU. The operators then run those as they run every pod without local execution, saying so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
-import re
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from flarekit_testing.apiserver import ApiError, quantity
+from flarekit_testing.local._limits import Limits, limits_for
+from flarekit_testing.local._pod_setup import LocalRunError, PodSetup
+from flarekit_testing.local._ray import LocalRay
+from flarekit_testing.local._tools import Tools
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
 
+__all__ = ["LocalKubelet", "LocalRunError"]
+
 JSON = dict[str, Any]
 PodKey = tuple[str, str]
+RAY_NODE_TYPE = "ray.io/node-type"
+#: Starts the lines the kubelet itself writes into a pod's log (the rest is the program's).
+KUBELET_MARK = "[flarekit local kubelet]"
 
-__all__ = ["LocalKubelet"]
 
-_REFERENCE = re.compile(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)|\$\$")
-_PYTHONS = ("python", "python3")
+@dataclass
+class _Running:
+    process: subprocess.Popen[bytes]
+    limits: Limits
+
+
+def _gpus(pod: Mapping[str, Any]) -> str | None:
+    """The GPU a pod asks for (``nvidia.com/gpu: 1``), if any."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        for section in ("limits", "requests"):
+            for name, value in (resources.get(section) or {}).items():
+                if "gpu" in str(name).lower() and quantity.parse(value) > 0:
+                    return f"{name}: {value}"
+    return None
+
+
+def _limits_of(container: Mapping[str, Any]) -> tuple[Fraction | None, int | None]:
+    """CPU cores and memory bytes a container may use: its limits, else its requests."""
+    resources = container.get("resources") or {}
+    wanted = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+    cpu = quantity.parse(wanted["cpu"]) if wanted.get("cpu") not in (None, 0, "0") else None
+    memory = wanted.get("memory")
+    return cpu, (int(quantity.parse(memory)) if memory not in (None, 0, "0") else None)
 
 
 class LocalKubelet:
-    """Runs pods as local processes (see the module notes); one per simulated operator."""
+    """Runs pods as local processes (see the module notes); shared by the simulated operators
+    of one practice cluster, so that its pods can reach each other."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, grace: float = 5.0) -> None:
         self._root = Path(root) if root is not None else None
         self._made_root: Path | None = None
-        self._processes: dict[PodKey, subprocess.Popen[bytes]] = {}
-        self._hosts: set[str] = set()
+        self._processes: dict[PodKey, _Running] = {}
+        self._ports: dict[Any, int] = {}
         self._lock = threading.Lock()
+        self.grace = grace
+        self.ray = LocalRay()
+        self._tools: Tools | None = None
+
+    def _base(self) -> Path:
+        if self._root is not None:
+            return self._root
+        if self._made_root is None:
+            self._made_root = Path(tempfile.mkdtemp(prefix="flarekit-local-pods-"))
+        return self._made_root
+
+    @property
+    def tools(self) -> Tools:
+        if self._tools is None:
+            self._tools = Tools(self._base() / ".tools")
+        return self._tools
+
+    # -- which pods run here --------------------------------------------------------------------
+
+    def cannot_run(self, pod: Mapping[str, Any]) -> str | None:
+        """Why the pod's program cannot run on this machine (None when it can)."""
+        gpu = _gpus(pod)
+        if gpu is not None:
+            return f"it asks for a GPU ({gpu}), which local pods do not have"
+        if (pod["metadata"].get("labels") or {}).get(RAY_NODE_TYPE):
+            return self.tools.ray_missing()  # KubeRay's pods run `ray start`, whatever image
+        container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+        if not container.get("command"):
+            return (
+                f"container {container.get('name')!r} has no command: it would run the "
+                f"entrypoint of image {container.get('image')!r}, which is not on this machine"
+            )
+        return None
 
     # -- running --------------------------------------------------------------------------------
 
     def run(self, cluster: FakeCluster, pod: JSON) -> None:
-        """Start the pod's first container as a process; its end finishes the pod."""
+        """Start a started pod's program as a process; its end ends the pod."""
         meta = pod["metadata"]
         key = (str(meta["namespace"]), str(meta["name"]))
         with self._lock:
             if key in self._processes:
                 return
-        spec = pod.get("spec") or {}
-        containers = spec.get("containers") or []
-        container = containers[0] if containers else {}
+        container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
         name = str(container.get("name") or "main")
-        self._remember_host(pod)
+        root = self._base() / key[0] / key[1]
+        root.mkdir(parents=True, exist_ok=True)
+        setup = PodSetup(cluster, pod, root, self.ray, self._ports)
+        ready: Callable[[], bool] | None = None
         try:
-            root = self._pod_root(key)
-            mounts = self._mount_volumes(cluster, pod, container, root)
-            workdir = self._local_path(str(container.get("workingDir") or "/"), root, mounts)
-            workdir.mkdir(parents=True, exist_ok=True)
-            env = self._environment(cluster, pod, container, root, mounts)
-            argv = self._argv(container, env, root, mounts)
+            workdir = setup.mount_volumes()
+            raycluster = self._raycluster(cluster, pod)
+            if raycluster is not None:
+                env = setup.environment(self.ray.node_env(raycluster))
+                argv = setup.argv(env, self.ray.node_argv(raycluster, pod))
+                cluster_name = str(raycluster["metadata"]["name"])
+                ready = lambda: self.ray.ready(key[0], cluster_name, pod)  # noqa: E731
+            else:
+                env = setup.environment()
+                argv = setup.argv(env)
+                if os.path.basename(argv[0]) == os.path.basename(sys.executable) and argv[1:3] == [
+                    "-m",
+                    "torch.distributed.run",
+                ]:
+                    missing = self.tools.torch_missing()
+                    if missing:
+                        raise LocalRunError(f"torchrun cannot run: {missing}")
+            env = self.tools.environment(env)
         except LocalRunError as exc:
-            cluster.append_log(*key, f"local execution: {exc}\n", name)
+            cluster.append_log(*key, f"{KUBELET_MARK} cannot run this pod: {exc}\n", name)
             cluster.finish_pod(*key, "Failed", 128)
             return
+        limits = limits_for(key[1], *_limits_of(container))
+        shim = [sys.executable, "-m", "flarekit_testing.local._shim", "--grace", str(self.grace)]
+        for folder in limits.folders:
+            shim += ["--cgroup", str(folder)]
         process = subprocess.Popen(  # the pod's own command, run on purpose
-            argv,
+            [*shim, "--", *argv],
             cwd=workdir,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -98,11 +181,72 @@ class LocalKubelet:
             start_new_session=True,
         )
         with self._lock:
-            self._processes[key] = process
+            self._processes[key] = _Running(process, limits)
+        self._running_status(cluster, key, ready=ready is None)
+        if limits.note:
+            self._event(cluster, pod, "LimitsNotEnforced", limits.note)
         threading.Thread(
             target=self._pump, args=(cluster, key, name, process), daemon=True,
             name=f"local-pod-{key[1]}",
         ).start()  # fmt: skip
+        if ready is not None:
+            threading.Thread(
+                target=self._probe, args=(cluster, key, process, ready), daemon=True,
+                name=f"local-probe-{key[1]}",
+            ).start()  # fmt: skip
+
+    @staticmethod
+    def _raycluster(cluster: FakeCluster, pod: JSON) -> JSON | None:
+        """The RayCluster of a KubeRay pod (None for other pods)."""
+        labels = pod["metadata"].get("labels") or {}
+        if not labels.get(RAY_NODE_TYPE) or not labels.get("ray.io/cluster"):
+            return None
+        return cluster.get(
+            "rayclusters.ray.io", labels["ray.io/cluster"], pod["metadata"]["namespace"]
+        )
+
+    def _running_status(self, cluster: FakeCluster, key: PodKey, ready: bool) -> None:
+        """The pod runs on this machine: its IP is the host's; ready or not yet."""
+        pod = cluster.get("pods", key[1], key[0])
+        if pod is None:
+            return
+        status = dict(pod.get("status") or {})
+        status.update(podIP="127.0.0.1", podIPs=[{"ip": "127.0.0.1"}], hostIP="127.0.0.1")
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        conditions = []
+        for condition in status.get("conditions") or []:
+            if condition.get("type") in ("Ready", "ContainersReady"):
+                value = "True" if ready else "False"
+                if condition.get("status") != value:
+                    condition = {**condition, "status": value, "lastTransitionTime": now}
+                if not ready:
+                    condition["reason"] = "ContainersNotReady"
+                else:
+                    condition.pop("reason", None)
+            conditions.append(condition)
+        status["conditions"] = conditions
+        status["containerStatuses"] = [
+            {**c, "ready": ready} for c in status.get("containerStatuses") or []
+        ]
+        with contextlib.suppress(ValueError, ApiError):
+            cluster.set_status("pods", key[1], status, key[0])
+
+    def _probe(
+        self,
+        cluster: FakeCluster,
+        key: PodKey,
+        process: subprocess.Popen[bytes],
+        ready: Callable[[], bool],
+    ) -> None:
+        """The readiness probe: poll until the pod is ready (or gone), then report it."""
+        while process.poll() is None:
+            with self._lock:
+                if key not in self._processes:
+                    return
+            if ready():
+                self._running_status(cluster, key, ready=True)
+                return
+            time.sleep(0.5)
 
     def _pump(
         self, cluster: FakeCluster, key: PodKey, container: str, process: subprocess.Popen[bytes]
@@ -116,265 +260,92 @@ class LocalKubelet:
                 break  # the pod is gone
         code = process.wait()
         with self._lock:
-            killed = self._processes.pop(key, None) is None
-        if killed:
-            return
+            running = self._processes.pop(key, None)
+        if running is None:
+            return  # killed: kill() cleans up
+        running.limits.remove()
         try:
             cluster.finish_pod(*key, "Succeeded" if code == 0 else "Failed", code)
         except ValueError:
             return  # deleted meanwhile
 
+    def _event(self, cluster: FakeCluster, pod: JSON, reason: str, message: str) -> None:
+        meta = pod["metadata"]
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with contextlib.suppress(ApiError, ValueError):
+            cluster.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "metadata": {
+                        "name": f"{meta['name']}.{secrets.token_hex(8)}",
+                        "namespace": meta["namespace"],
+                    },
+                    "involvedObject": {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": meta["name"],
+                        "namespace": meta["namespace"],
+                        "uid": meta.get("uid"),
+                    },
+                    "reason": reason,
+                    "message": message,
+                    "type": "Warning",
+                    "source": {"component": "kubelet"},
+                    "firstTimestamp": now,
+                    "lastTimestamp": now,
+                    "count": 1,
+                }
+            )
+
+    # -- ending ---------------------------------------------------------------------------------
+
     def kill(self, namespace: str, name: str) -> None:
-        """End the pod's process group (the pod was deleted); its root directory goes too."""
+        """End the pod's processes (the pod was deleted): its supervisor ends every process
+        the pod started; its folder and cgroups go too."""
         with self._lock:
-            process = self._processes.pop((namespace, name), None)
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        if self._made_root is not None:
+            running = self._processes.pop((namespace, name), None)
+        if running is not None:
+            process = running.process
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=self.grace + 10)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+            running.limits.remove()
+        if self._root is None and self._made_root is not None:
             shutil.rmtree(self._made_root / namespace / name, ignore_errors=True)
+
+    def reap(self, cluster: FakeCluster) -> None:
+        """End the processes of pods that are gone (deleted by whoever: their operator, the
+        garbage collector, a user), as a kubelet does when it sees the deletion."""
+        for namespace, name in list(self.pids()):
+            if cluster.get("pods", name, namespace) is None:
+                self.kill(namespace, name)
+
+    def forget_cluster(self, namespace: str, name: str) -> None:
+        """A RayCluster is gone: its local folder goes too."""
+        self.ray.forget(namespace, name)
 
     def running(self) -> list[PodKey]:
         with self._lock:
-            return sorted(k for k, p in self._processes.items() if p.poll() is None)
+            return sorted(k for k, r in self._processes.items() if r.process.poll() is None)
+
+    def pids(self) -> dict[PodKey, int]:
+        """The supervisor process of each running pod."""
+        with self._lock:
+            return {k: r.process.pid for k, r in self._processes.items()}
 
     def close(self) -> None:
-        """Kill every process still running and remove the directories made here."""
+        """Kill every process still running and remove the folders made here."""
         for key in list(self._processes):
             self.kill(*key)
+        self.ray.close()
         if self._made_root is not None:
             shutil.rmtree(self._made_root, ignore_errors=True)
             self._made_root = None
-
-    # -- the pieces of a pod --------------------------------------------------------------------
-
-    def _pod_root(self, key: PodKey) -> Path:
-        if self._root is None and self._made_root is None:
-            self._made_root = Path(tempfile.mkdtemp(prefix="flarekit-local-pods-"))
-        base = self._root if self._root is not None else self._made_root
-        assert base is not None
-        root = base / key[0] / key[1]
-        root.mkdir(parents=True, exist_ok=True)
-        return root
-
-    def _remember_host(self, pod: JSON) -> None:
-        spec = pod.get("spec") or {}
-        hostname, subdomain = spec.get("hostname"), spec.get("subdomain")
-        if hostname and subdomain:
-            namespace = pod["metadata"]["namespace"]
-            base = f"{hostname}.{subdomain}"
-            with self._lock:
-                self._hosts |= {
-                    base, f"{base}.{namespace}", f"{base}.{namespace}.svc",
-                    f"{base}.{namespace}.svc.cluster.local",
-                }  # fmt: skip
-
-    def _mount_volumes(
-        self, cluster: FakeCluster, pod: JSON, container: Mapping[str, Any], root: Path
-    ) -> dict[str, Path]:
-        """Write the container's volumes under `root`; {mount path: local directory}."""
-        namespace = pod["metadata"]["namespace"]
-        volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or []}
-        mounts: dict[str, Path] = {}
-        for mount in container.get("volumeMounts") or []:
-            path = str(mount.get("mountPath") or "")
-            volume = volumes.get(mount.get("name"))
-            if not path.startswith("/") or volume is None:
-                continue
-            local = root / path.lstrip("/")
-            local.mkdir(parents=True, exist_ok=True)
-            if "configMap" in volume or "secret" in volume:
-                self._write_keys(cluster, namespace, volume, local)
-            elif "projected" in volume:
-                self._write_projected(cluster, pod, volume["projected"] or {}, local)
-            elif "emptyDir" not in volume:
-                kinds = ", ".join(k for k in volume if k != "name")
-                raise LocalRunError(
-                    f"volume {volume.get('name')!r} ({kinds}) cannot be mounted by a local "
-                    "process; configMap, secret, projected and emptyDir volumes can"
-                )
-            mounts[path.rstrip("/") or "/"] = local
-        return mounts
-
-    def _write_projected(
-        self, cluster: FakeCluster, pod: JSON, projected: Mapping[str, Any], local: Path
-    ) -> None:
-        """A projected volume (the service account volume every pod gets): its ConfigMaps,
-        Secrets and downward API items, and as the token the cluster's own token (this
-        cluster's API accepts it; a kubelet would ask for one bound to the pod)."""
-        namespace = pod["metadata"]["namespace"]
-        for source in projected.get("sources") or []:
-            if "configMap" in source or "secret" in source:
-                self._write_keys(cluster, namespace, source, local)
-            elif "serviceAccountToken" in source:
-                path = str((source["serviceAccountToken"] or {}).get("path") or "token")
-                (local / path).write_text(cluster.token)
-            elif "downwardAPI" in source:
-                for item in (source["downwardAPI"] or {}).get("items") or []:
-                    value = self._value_from(cluster, pod, item, str(item.get("path")))
-                    (local / str(item.get("path"))).write_text(value or "")
-
-    def _write_keys(
-        self, cluster: FakeCluster, namespace: str, volume: Mapping[str, Any], local: Path
-    ) -> None:
-        import base64
-
-        if "configMap" in volume:
-            source, resource, name_key = volume["configMap"] or {}, "configmaps", "name"
-        else:
-            source, resource, name_key = volume["secret"] or {}, "secrets", "secretName"
-        obj = cluster.get(resource, str(source.get(name_key)), namespace)
-        if obj is None:
-            if source.get("optional"):
-                return
-            raise LocalRunError(f"{resource[:-1]} {source.get(name_key)!r} does not exist")
-        data: dict[str, bytes] = {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
-        if resource == "secrets":
-            data = {k: base64.b64decode(v) for k, v in data.items()}
-        for key, value in (obj.get("binaryData") or {}).items():
-            data[key] = base64.b64decode(value)
-        items = source.get("items")
-        chosen = [(i["key"], i.get("path") or i["key"]) for i in items] if items else None
-        for key, path in chosen or [(k, k) for k in data]:
-            if key in data:
-                target = local / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data[key])
-
-    def _local_path(self, path: str, root: Path, mounts: Mapping[str, Path]) -> Path:
-        for mounted in sorted(mounts, key=len, reverse=True):
-            if path == mounted or path.startswith(mounted.rstrip("/") + "/"):
-                return mounts[mounted] / path[len(mounted) :].lstrip("/")
-        return root / path.lstrip("/")
-
-    def _translate(self, value: str, root: Path, mounts: Mapping[str, Path], workdir: str) -> str:
-        """A value as the local process must see it: mounted paths and the working dir
-        under the pod's root, host names of local pods as 127.0.0.1."""
-        with self._lock:
-            hosts = set(self._hosts)
-        if value in hosts:
-            return "127.0.0.1"
-        out = []
-        for part in value.split(os.pathsep) if os.pathsep in value else [value]:
-            prefixes = [*mounts, *([workdir] if workdir not in ("", "/") else [])]
-            hit = next(
-                (p for p in sorted(prefixes, key=len, reverse=True)
-                 if part == p or part.startswith(p.rstrip("/") + "/")),
-                None,
-            )  # fmt: skip
-            out.append(str(self._local_path(part, root, mounts)) if hit is not None else part)
-        return os.pathsep.join(out)
-
-    def _environment(
-        self,
-        cluster: FakeCluster,
-        pod: JSON,
-        container: Mapping[str, Any],
-        root: Path,
-        mounts: Mapping[str, Path],
-    ) -> dict[str, str]:
-        meta = pod["metadata"]
-        host, _, port = cluster.url.partition("://")[2].partition(":")
-        env = dict(os.environ)
-        env.update(
-            HOSTNAME=str(meta["name"]),
-            KUBERNETES_SERVICE_HOST=host,
-            KUBERNETES_SERVICE_PORT=port.rstrip("/"),
-        )
-        workdir = str(container.get("workingDir") or "")
-        for item in container.get("env") or []:
-            name = str(item.get("name"))
-            value: str | None
-            if "value" in item:
-                value = _expand(str(item.get("value") or ""), env)
-            else:
-                value = self._value_from(cluster, pod, item.get("valueFrom") or {}, name)
-            if value is not None:
-                env[name] = self._translate(value, root, mounts, workdir)
-        return env
-
-    def _value_from(
-        self, cluster: FakeCluster, pod: JSON, source: Mapping[str, Any], name: str
-    ) -> str | None:
-        meta, spec = pod["metadata"], pod.get("spec") or {}
-        field = (source.get("fieldRef") or {}).get("fieldPath")
-        if field is not None:
-            known = {
-                "metadata.name": meta.get("name"),
-                "metadata.namespace": meta.get("namespace"),
-                "metadata.uid": meta.get("uid"),
-                "spec.nodeName": spec.get("nodeName"),
-                "spec.serviceAccountName": spec.get("serviceAccountName"),
-                "status.podIP": "127.0.0.1",
-                "status.hostIP": "127.0.0.1",
-                "status.podIPs": "127.0.0.1",
-            }
-            found = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", str(field))
-            if found:
-                return str((meta.get(found.group(1)) or {}).get(found.group(2), ""))
-            if field in known:
-                return str(known[field] or "")
-            raise LocalRunError(f"env {name}: fieldRef {field!r} is not known to the kubelet")
-        for kind, resource in (("configMapKeyRef", "configmaps"), ("secretKeyRef", "secrets")):
-            ref = source.get(kind)
-            if ref is None:
-                continue
-            obj = cluster.get(resource, str(ref.get("name")), meta["namespace"]) or {}
-            data = obj.get("data") or {}
-            if ref.get("key") not in data:
-                if ref.get("optional"):
-                    return None
-                raise LocalRunError(
-                    f"env {name}: key {ref.get('key')!r} of {resource[:-1]} "
-                    f"{ref.get('name')!r} does not exist"
-                )
-            value = str(data[ref["key"]])
-            if resource == "secrets":
-                import base64
-
-                value = base64.b64decode(value).decode("utf-8", "replace")
-            return value
-        if "resourceFieldRef" in source:
-            return None  # limits: the local machine has no such bound
-        raise LocalRunError(f"env {name}: valueFrom {sorted(source)} is not supported locally")
-
-    def _argv(
-        self,
-        container: Mapping[str, Any],
-        env: Mapping[str, str],
-        root: Path,
-        mounts: Mapping[str, Path],
-    ) -> list[str]:
-        command = [str(c) for c in container.get("command") or []]
-        if not command:
-            raise LocalRunError(
-                f"container {container.get('name')!r} has no command: it would run the "
-                f"entrypoint of image {container.get('image')!r}, which cannot run as a local "
-                "process; give the job a command (or a function)"
-            )
-        workdir = str(container.get("workingDir") or "")
-        argv = [
-            self._translate(_expand(str(a), env), root, mounts, workdir)
-            for a in [*command, *(container.get("args") or [])]
-        ]
-        if argv[0] in _PYTHONS:
-            argv[0] = sys.executable
-        elif shutil.which(argv[0], path=env.get("PATH")) is None:
-            raise LocalRunError(f"{argv[0]!r} is not installed on this machine (not on PATH)")
-        return argv
-
-
-class LocalRunError(RuntimeError):
-    """A pod cannot run as a local process; the message says why (it goes to its log)."""
-
-
-def _expand(value: str, env: Mapping[str, str]) -> str:
-    """``$(VAR)`` as the kubelet expands it (unknown references stay, ``$$`` is ``$``)."""
-
-    def one(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return env.get(match.group(1), match.group(0))
-
-    return _REFERENCE.sub(one, value)
+        self._tools = None

@@ -1,8 +1,10 @@
 """Simulated operators for FakeCluster: KubeRay, Kueue, Kubeflow Trainer (v2), the training
 operator (v1) and AppWrapper, each a `SimController` that drives objects on a schedule.
 
-They are off unless registered (`FakeCluster(controllers=[...])`). Every line they write
-into a pod's log says that it is simulated. A container's `FLAREKIT_SIMULATED_EXIT_CODE` and
+They are off unless registered (`FakeCluster(controllers=[...])`; `simulated_operators()`
+gives all of them, with `local=True` for local execution of their pods, see
+`flarekit_testing.local`). Every line they write into a pod's log themselves says that it is
+simulated. A container's `FLAREKIT_SIMULATED_EXIT_CODE` and
 `FLAREKIT_SIMULATED_DURATION` ask for a failure or a long run, the same way on FakeCluster and
 on ControlPlane's KWOK nodes.
 """
@@ -13,6 +15,7 @@ from flarekit_testing.operators._kueue import KueueController
 from flarekit_testing.operators._outcome import DURATION_ENV, EXIT_CODE_ENV
 from flarekit_testing.operators._outcome import duration as simulated_duration
 from flarekit_testing.operators._outcome import exit_code as simulated_exit_code
+from flarekit_testing.operators._practice import practice_node_labels, simulated_operators
 from flarekit_testing.operators._pytorchjob import PyTorchJobController
 from flarekit_testing.operators._raycluster import RayClusterController
 from flarekit_testing.operators._rayjob import RayJobController
@@ -29,6 +32,8 @@ __all__ = [
     "RayJobController",
     "SimController",
     "TrainJobController",
+    "practice_node_labels",
     "simulated_duration",
     "simulated_exit_code",
+    "simulated_operators",
 ]

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from flarekit_testing.apiserver import Event, quantity
+from flarekit_testing.apiserver import Event
 from flarekit_testing.operators import _podsets as podsets
 from flarekit_testing.operators._base import (
     QUEUE_LABEL,
@@ -45,9 +46,11 @@ from flarekit_testing.operators._base import (
     set_condition,
     suffix,
 )
+from flarekit_testing.operators._flavor_assignment import Assignment, QuotaTree, assign_flavors
+from flarekit_testing.operators._kueue_queues import keep_finalizers, report_queue_states
 from flarekit_testing.operators._pytorchjob import run_policy_suspended
 from flarekit_testing.operators._queue_usage import report_queue_usage
-from flarekit_testing.operators._webhooks import FINALIZER, KueueWebhooks
+from flarekit_testing.operators._webhooks import KueueWebhooks
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
@@ -67,6 +70,33 @@ WORKLOADS = "workloads.kueue.x-k8s.io"
 CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
 LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
 FLAVORS = "resourceflavors.kueue.x-k8s.io"
+COHORTS = "cohorts.kueue.x-k8s.io"
+
+
+@dataclass
+class _Candidate:
+    """A pending Workload whose queues exist, waiting for this tick's scheduling pass."""
+
+    workload: JSON
+    cluster_queue: JSON
+    job_resource: str
+    owner: JSON
+    since: float
+
+
+def holds_quota(workload: Mapping[str, Any]) -> bool:
+    """Whether a Workload's admission counts against its ClusterQueue (reserved, not finished)."""
+    reserved = condition(workload, "QuotaReserved") or {}
+    done = condition(workload, "Finished") or {}
+    admission = (workload.get("status") or {}).get("admission")
+    return reserved.get("status") == "True" and done.get("status") != "True" and bool(admission)
+
+
+def _queue_order(candidate: _Candidate) -> tuple[int, str, str]:
+    """Kueue's queue order: higher priority first, then the older Workload."""
+    obj = candidate.workload
+    priority = int((obj.get("spec") or {}).get("priority") or 0)
+    return (-priority, str(obj["metadata"].get("creationTimestamp") or ""), obj["metadata"]["name"])
 
 
 def finished(kind: str, obj: Mapping[str, Any]) -> tuple[bool, str] | None:
@@ -122,6 +152,7 @@ class KueueController(SimController):
         self.admit_after = admit_after
         self.pending = pending
         self._to_admit: set[tuple[str, str]] = set()
+        self._candidates: list[_Candidate] = []
         self._lock = threading.Lock()
 
     def admit(self, name: str, namespace: str = "default") -> None:
@@ -214,42 +245,87 @@ class KueueController(SimController):
                 cluster, obj, [("Requeued", True, "Reactivated", "The workload was reactivated")]
             )
             return
-        ns = obj["metadata"]["namespace"]
         blocked, cluster_queue = self._blocker(cluster, obj)
-        if blocked is None and cluster_queue is not None:
-            assignments, blocked = self._assign(cluster, obj, cluster_queue)
         if blocked is not None:
             self._set_conditions(cluster, obj, [("QuotaReserved", False, "Inadmissible", blocked)])
             return
         assert cluster_queue is not None
-        cq_name = cluster_queue["metadata"]["name"]
+        self._candidates.append(_Candidate(obj, cluster_queue, job_resource, owner, since))
+
+    def _schedule(self, cluster: FakeCluster) -> None:
+        """Kueue's scheduling pass: the pending Workloads in queue order (priority, then age),
+        each admitted when its flavors fit what its ClusterQueue and cohort have left (what
+        it takes counts against the next ones), else left pending with Kueue's reason."""
+        candidates, self._candidates = self._candidates, []
+        if not candidates:
+            return
+        tree = QuotaTree(
+            cluster.objects(CLUSTER_QUEUES),
+            self._cohorts(cluster),
+            [w for w in cluster.objects(WORKLOADS) if holds_quota(w)],
+        )
+        flavors = {str(f["metadata"]["name"]): f for f in cluster.objects(FLAVORS)}
+        blocked_queues: set[str] = set()
+        for candidate in sorted(candidates, key=_queue_order):
+            obj, cq = candidate.workload, candidate.cluster_queue
+            cq_name = str(cq["metadata"]["name"])
+            if cq_name in blocked_queues:
+                continue  # StrictFIFO: nothing passes the head of the queue
+            assignment = assign_flavors(obj, cq_name, tree, flavors)
+            if not assignment.fits:
+                self._set_conditions(
+                    cluster, obj, [("QuotaReserved", False, "Pending", assignment.message())]
+                )
+                if (cq.get("spec") or {}).get("queueingStrategy") == "StrictFIFO":
+                    blocked_queues.add(cq_name)
+                continue
+            if self._admit(cluster, candidate, assignment):
+                tree.add_usage(cq_name, assignment.usage())
+
+    def _admit(self, cluster: FakeCluster, candidate: _Candidate, assignment: Assignment) -> bool:
+        """Reserve quota for a Workload that fits and unsuspend its job, unless the test holds
+        it back (`pending=True` until `admit()`, `admit_after`)."""
+        obj, owner = candidate.workload, candidate.owner
+        ns = obj["metadata"]["namespace"]
+        cq_name = assignment.cluster_queue
         with self._lock:
             asked = {(ns, obj["metadata"]["name"]), (ns, str(owner.get("name")))} & self._to_admit
-        if since < self.admit_after or (self.pending and not asked):
+        if candidate.since < self.admit_after or (self.pending and not asked):
             message = f"Workload is waiting for admission to ClusterQueue {cq_name}"
             self._set_conditions(cluster, obj, [("QuotaReserved", False, "Pending", message)])
-            return
+            return False
         with self._lock:
             self._to_admit -= asked
         changes = [
             ("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq_name}"),
             ("Admitted", True, "Admitted", "The workload is admitted"),
         ]
+        evicted = condition(obj, "Evicted")
         if evicted is not None and evicted.get("status") == "True":
             previously = f"Previously: {evicted.get('message', '')}"
             changes.append(("Evicted", False, "QuotaReserved", previously))
+        admission = {
+            "clusterQueue": cq_name,
+            "podSetAssignments": [p.to_api() for p in assignment.pod_sets],
+        }
         self.write_status(
             cluster,
             obj,
-            {
-                "admission": {"clusterQueue": cq_name, "podSetAssignments": assignments},
-                "conditions": self._conditions_with(obj, changes),
-            },
+            {"admission": admission, "conditions": self._conditions_with(obj, changes)},
         )
+        job_resource = candidate.job_resource
         job = cluster.get(job_resource, str(owner.get("name")), ns)
         if job is not None and suspended(JOBS[job_resource], job):
             patch = suspend_patch(JOBS[job_resource], False)
             cluster.patch(job_resource, job["metadata"]["name"], patch, ns)
+        return True
+
+    @staticmethod
+    def _cohorts(cluster: FakeCluster) -> list[JSON]:
+        try:
+            return cluster.objects(COHORTS)
+        except ValueError:  # a release without Cohort objects
+            return []
 
     def _deactivate(self, cluster: FakeCluster, obj: JSON, job_resource: str, job: str) -> None:
         """Evict a deactivated Workload and suspend its job (once)."""
@@ -302,131 +378,20 @@ class KueueController(SimController):
             return f"ClusterQueue {cq_name} is inactive", cq
         return None, cq
 
-    def _assign(
-        self, cluster: FakeCluster, workload: JSON, cq: JSON
-    ) -> tuple[list[JSON], str | None]:
-        """A flavor for every requested resource: the first flavor of the resource group
-        that covers it, as Kueue tries flavors in order."""
-        groups = (cq.get("spec") or {}).get("resourceGroups") or []
-        out = []
-        for pod_set in (workload.get("spec") or {}).get("podSets") or []:
-            count = int(pod_set.get("count") or 0)
-            per_pod = quantity.pod_requests(pod_set.get("template") or {})
-            flavors: dict[str, str] = {}
-            usage: dict[str, str] = {}
-            for resource, amount in sorted(per_pod.items()):
-                group = next(
-                    (g for g in groups if resource in (g.get("coveredResources") or [])), None
-                )
-                if group is None or not group.get("flavors"):
-                    message = (
-                        f"couldn't assign flavors to pod set {pod_set.get('name')}: resource "
-                        f"{resource} unavailable in ClusterQueue"
-                    )
-                    return [], message
-                flavors[resource] = str(group["flavors"][0]["name"])
-                usage[resource] = quantity.spell(resource, amount * count)
-            out.append(
-                {
-                    "name": pod_set.get("name"),
-                    "flavors": flavors,
-                    "resourceUsage": usage,
-                    "count": count,
-                }
-            )
-        return out, None
-
     # -- queues ---------------------------------------------------------------------------------
 
     def after_tick(self, cluster: FakeCluster) -> None:
-        active = {}
-        for cq in cluster.objects(CLUSTER_QUEUES):
-            active[cq["metadata"]["name"]] = state = self._cluster_queue_state(cluster, cq)
-            self._set_active(cluster, CLUSTER_QUEUES, cq, *state)
-        for lq in cluster.objects(LOCAL_QUEUES):
-            spec = lq.get("spec") or {}
-            cq_state = active.get(str(spec.get("clusterQueue", "")))
-            inactive = "Can't submit new workloads to clusterQueue"
-            if spec.get("stopPolicy", "None") != "None":
-                state = (False, "Stopped", "LocalQueue is stopped")
-            elif cq_state is None:
-                state = (False, "ClusterQueueDoesNotExist", inactive)
-            elif not cq_state[0]:
-                state = (False, "ClusterQueueIsInactive", inactive)
-            else:
-                state = (True, "Ready", "Can submit new workloads to localQueue")
-            self._set_active(cluster, LOCAL_QUEUES, lq, *state)
+        self._schedule(cluster)
+        report_queue_states(cluster)  # Active conditions of ClusterQueues and LocalQueues
+        reserving: dict[str, int] = {}
+        for workload in cluster.objects(WORKLOADS):
+            if holds_quota(workload):
+                cq = str(
+                    ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue")
+                )
+                reserving[cq] = reserving.get(cq, 0) + 1
+        keep_finalizers(cluster, reserving)
         report_queue_usage(cluster)  # admitted, pending and reserving Workloads, flavor usage
-        self._release_deleted_queues(cluster)
-
-    @staticmethod
-    def _release_deleted_queues(cluster: FakeCluster) -> None:
-        """Remove the `resource-in-use` finalizer Kueue's webhook gave a deleted ClusterQueue
-        once no unfinished Workload is admitted to it, and a deleted ResourceFlavor's once no
-        ClusterQueue names it, as Kueue's queue controllers do."""
-        queues = cluster.objects(CLUSTER_QUEUES)
-        in_use = {
-            str(((w.get("status") or {}).get("admission") or {}).get("clusterQueue"))
-            for w in cluster.objects(WORKLOADS)
-            if (w.get("status") or {}).get("admission") and not condition(w, "Finished")
-        }
-        named = {
-            str(f.get("name"))
-            for cq in queues
-            for group in (cq.get("spec") or {}).get("resourceGroups") or []
-            for f in group.get("flavors") or []
-        }
-        for resource, objs, used in (
-            (CLUSTER_QUEUES, queues, in_use),
-            (FLAVORS, cluster.objects(FLAVORS), named),
-        ):
-            for obj in objs:
-                meta = obj["metadata"]
-                finalizers = meta.get("finalizers") or []
-                if not meta.get("deletionTimestamp") or FINALIZER not in finalizers:
-                    continue
-                if meta["name"] not in used:
-                    rest = [f for f in finalizers if f != FINALIZER]
-                    cluster.patch(resource, meta["name"], {"metadata": {"finalizers": rest}})
-
-    @staticmethod
-    def _cluster_queue_state(cluster: FakeCluster, cq: JSON) -> tuple[bool, str, str]:
-        spec = cq.get("spec") or {}
-        if spec.get("stopPolicy", "None") != "None":
-            return False, "Stopped", "Can't admit new workloads: is stopped."
-        missing = sorted(
-            {
-                str(f.get("name"))
-                for group in spec.get("resourceGroups") or []
-                for f in group.get("flavors") or []
-                if cluster.get(FLAVORS, str(f.get("name"))) is None
-            }
-        )
-        if missing:
-            message = f"references missing ResourceFlavor(s): {','.join(missing)}"
-            return False, "FlavorNotFound", f"Can't admit new workloads: {message}."
-        return True, "Ready", "Can admit new workloads"
-
-    @staticmethod
-    def _set_active(
-        cluster: FakeCluster, resource: str, obj: JSON, status: bool, reason: str, message: str
-    ) -> None:
-        conditions = (obj.get("status") or {}).get("conditions") or []
-        found: JSON = next((c for c in conditions if c.get("type") == "Active"), {})
-        value = "True" if status else "False"
-        generation = obj["metadata"].get("generation")
-        # Kueue rewrites the condition for every new generation, so that `kubectl wait
-        # --for=condition=Active` after a spec change sees the change observed.
-        if (
-            found.get("status"),
-            found.get("reason"),
-            found.get("message"),
-            found.get("observedGeneration"),
-        ) == (value, reason, message, generation):
-            return
-        changed = set_condition(conditions, "Active", status, reason, message, generation)
-        meta = obj["metadata"]
-        cluster.set_status(resource, meta["name"], {"conditions": changed}, meta.get("namespace"))
 
     # -- conditions -----------------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ Its pods are `<job>-master-0` and `<job>-worker-<i>`, labelled
 lower case), `training.kubeflow.org/replica-index`, `training.kubeflow.org/operator-name:
 pytorchjob-controller`, and the master also `training.kubeflow.org/job-role: master`; they are
 owned by the job, and their `pytorch` container gets the variables the operator sets
-(`MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK`, `PET_NNODES`, `PET_NODE_RANK`,
-`PET_NPROC_PER_NODE` when `nprocPerNode` is set, `PYTHONUNBUFFERED`). They run until the job
+(`PYTHONUNBUFFERED`, `MASTER_PORT` / `PET_MASTER_PORT`, `MASTER_ADDR` / `PET_MASTER_ADDR`,
+`WORLD_SIZE`, `RANK`, `PET_NODE_RANK`, `PET_NPROC_PER_NODE` when `nprocPerNode` is set,
+`PET_NNODES`). They run until the job
 ends, printing `logs=lambda job, pod: [...]` (a short default otherwise); suspension deletes
 them, as does deleting the job. Under Kueue (`KueueController`) a queued job is created
 suspended and runs once admitted.
@@ -38,6 +39,7 @@ from flarekit_testing.operators._outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
+    from flarekit_testing.local import LocalKubelet
 
 JSON = dict[str, Any]
 
@@ -64,7 +66,9 @@ class PyTorchJobController(SimController):
     """Runs PyTorchJobs for `run_for` seconds after creation (or resumption), then ends them.
 
     `fail=True` (or `fail_when(obj)` returning True) ends them Failed with `failure_message`
-    (the master pod Failed, the others Succeeded).
+    (the master pod Failed, the others Succeeded). With `local` (True, or a shared
+    `LocalKubelet`) the pods run as local processes and the job ends as they do: Succeeded
+    when the master succeeded, Failed when a pod failed.
     """
 
     resource = RESOURCE
@@ -77,6 +81,7 @@ class PyTorchJobController(SimController):
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
         logs: _sim_pods.LogSource | None = None,
+        local: bool | LocalKubelet = False,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
@@ -85,7 +90,7 @@ class PyTorchJobController(SimController):
         self.fail = fail
         self.fail_when = fail_when
         self.failure_message = failure_message
-        self.pods = _sim_pods.PodRunner(logs, default_logs)
+        self.pods = _sim_pods.PodRunner(logs, default_logs, _sim_pods.kubelet_for(local))
 
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
         if any(_true(obj, t) for t in ("Succeeded", "Failed")):
@@ -124,7 +129,10 @@ class PyTorchJobController(SimController):
         pods = self.pods.ensure(cluster, job_pods(obj))
         for pod in pods:
             self.pods.start(cluster, obj, pod)
-        if since < runs_for(obj, self.run_for):
+        if self.pods.local is not None and not self.pods.unscheduled(pods):
+            self._end_when_processes_end(cluster, obj, conditions)
+            return
+        if since < runs_for(obj, self.run_for) or self.pods.unscheduled(pods):
             conditions = set_condition(
                 conditions, "Running", True, "PyTorchJobRunning",
                 f"PyTorchJob {namespace}/{name} is running.",
@@ -134,11 +142,44 @@ class PyTorchJobController(SimController):
             return
         self._finish(cluster, obj, conditions)
 
-    def _finish(self, cluster: FakeCluster, obj: JSON, conditions: list[JSON]) -> None:
+    def _end_when_processes_end(
+        self, cluster: FakeCluster, obj: JSON, conditions: list[JSON]
+    ) -> None:
+        """Local execution: the job runs while its processes do."""
         meta = obj["metadata"]
         name, namespace = meta["name"], meta["namespace"]
-        failed = fails(obj, self.fail, self.fail_when)
-        for pod in self.pods.ensure(cluster, job_pods(obj)):
+        current = [
+            cluster.get("pods", p["metadata"]["name"], namespace) or p for p in job_pods(obj)
+        ]
+        phases = {p["metadata"]["name"]: (p.get("status") or {}).get("phase") for p in current}
+        master = next((p for p in current if _labels(p).get(JOB_ROLE) == "master"), current[0])
+        if any(phase == "Failed" for phase in phases.values()):
+            for pod in current:  # the other replicas are stopped with the job
+                self.pods.finish(cluster, pod, "Failed")
+            self._finish(cluster, obj, conditions, failed=True, end_pods=False)
+        elif phases.get(master["metadata"]["name"]) == "Succeeded":
+            self._finish(cluster, obj, conditions, failed=False, end_pods=False)
+        else:
+            conditions = set_condition(
+                conditions, "Running", True, "PyTorchJobRunning",
+                f"PyTorchJob {namespace}/{name} is running.",
+            )  # fmt: skip
+            extra = {} if (obj.get("status") or {}).get("startTime") else {"startTime": timestamp()}
+            self._write(cluster, obj, conditions, _replica_statuses(obj, "active"), **extra)
+
+    def _finish(
+        self,
+        cluster: FakeCluster,
+        obj: JSON,
+        conditions: list[JSON],
+        failed: bool | None = None,
+        end_pods: bool = True,
+    ) -> None:
+        meta = obj["metadata"]
+        name, namespace = meta["name"], meta["namespace"]
+        if failed is None:
+            failed = fails(obj, self.fail, self.fail_when)
+        for pod in self.pods.ensure(cluster, job_pods(obj)) if end_pods else []:
             master = (pod["metadata"].get("labels") or {}).get(JOB_ROLE) == "master"
             self.pods.finish(cluster, pod, "Failed" if failed and master else "Succeeded")
         if failed:
@@ -222,17 +263,20 @@ def job_pods(obj: JSON) -> list[JSON]:
             labels = {**_selector(name, role), REPLICA_INDEX: str(index)}
             if role == "Master":
                 labels[JOB_ROLE] = "master"
-            env = {
-                "MASTER_PORT": str(_port(template)),
-                "MASTER_ADDR": master_addr or f"{name}-{role.lower()}-0",
-                "WORLD_SIZE": str(world),
-                "RANK": str(rank),
-                "PET_NNODES": str(world),
-                "PET_NODE_RANK": str(rank),
+            address = master_addr or f"{name}-{role.lower()}-0"
+            env = {  # in the operator's order
                 "PYTHONUNBUFFERED": "1",
+                "MASTER_PORT": str(_port(template)),
+                "PET_MASTER_PORT": str(_port(template)),
+                "MASTER_ADDR": address,
+                "PET_MASTER_ADDR": address,
+                "WORLD_SIZE": str(world * _procs(nproc)),
+                "RANK": str(rank),
+                "PET_NODE_RANK": str(rank),
             }
             if nproc is not None:
                 env["PET_NPROC_PER_NODE"] = str(nproc)
+            env["PET_NNODES"] = str(world)
             pod = _sim_pods.pod_from_template(
                 namespace,
                 f"{name}-{role.lower()}-{index}",
@@ -243,6 +287,14 @@ def job_pods(obj: JSON) -> list[JSON]:
             out.append(pod)
             rank += 1
     return out
+
+
+def _procs(nproc: object) -> int:
+    """Processes per node as the operator counts them into WORLD_SIZE (1 unless a number)."""
+    try:
+        return int(str(nproc))
+    except ValueError:
+        return 1
 
 
 def _port(template: JSON) -> int:
@@ -273,7 +325,14 @@ def default_logs(job: JSON, pod: JSON) -> list[str]:
     labels = pod["metadata"].get("labels") or {}
     role, index = labels.get(REPLICA_TYPE, ""), labels.get(REPLICA_INDEX, "0")
     name = job["metadata"]["name"]
-    return [f"PyTorchJob {name} {role} {index}: started", f"PyTorchJob {name} {role} {index}: done"]
+    return [
+        f"PyTorchJob {name} {role} {index}: started; its command does not run here",
+        f"PyTorchJob {name} {role} {index}: done; nothing ran",
+    ]
+
+
+def _labels(pod: JSON) -> dict[str, str]:
+    return dict(pod["metadata"].get("labels") or {})
 
 
 def _true(obj: JSON, type_: str) -> bool:

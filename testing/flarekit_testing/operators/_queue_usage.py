@@ -3,7 +3,9 @@ LocalQueue has admitted, reserved and left pending, and how much of each flavor 
 
 Why: real Kueue keeps ``status`` of every ClusterQueue and LocalQueue up to date
 (``admittedWorkloads``, ``pendingWorkloads``, ``reservingWorkloads``, ``flavorsUsage``, and
-``flavorsReservation`` on ClusterQueues), and users read it to see whether a queue is full.
+``flavorsReservation`` on ClusterQueues), and users read it to see whether a queue is full
+(``borrowed``: how much of a flavor's usage is past the queue's nominal quota, lent by its
+cohort).
 Without it a queue listing on the practice cluster showed no usage while work was admitted.
 Usage counts the Workloads that hold quota (admitted and not finished), from their
 ``podSetAssignments``; every flavor and resource of the ClusterQueue is reported, zero or
@@ -78,15 +80,25 @@ def _tally(cluster: FakeCluster) -> tuple[dict[str, _Tally], dict[tuple[str, str
 def _flavors(cq: Mapping[str, Any] | None, used: Mapping[tuple[str, str], Fraction]) -> list[JSON]:
     """Usage per flavor and resource: every one the ClusterQueue covers, then any other."""
     keys: list[tuple[str, str]] = []
+    nominal: dict[tuple[str, str], Fraction] = {}
     for group in ((cq or {}).get("spec") or {}).get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
             for resource in flavor.get("resources") or []:
-                keys.append((str(flavor.get("name")), str(resource.get("name"))))
+                key = (str(flavor.get("name")), str(resource.get("name")))
+                keys.append(key)
+                nominal[key] = quantity.parse(resource.get("nominalQuota", 0))
     keys += [k for k in used if k not in keys]
     out: dict[str, list[JSON]] = {}
     for flavor, resource in keys:
-        total = quantity.spell(resource, used.get((flavor, resource), Fraction(0)))
-        out.setdefault(flavor, []).append({"name": resource, "total": total, "borrowed": "0"})
+        amount = used.get((flavor, resource), Fraction(0))
+        borrowed = max(Fraction(0), amount - nominal.get((flavor, resource), Fraction(0)))
+        out.setdefault(flavor, []).append(
+            {
+                "name": resource,
+                "total": quantity.spell(resource, amount),
+                "borrowed": quantity.spell(resource, borrowed),  # past the nominal quota
+            }
+        )
     return [{"name": name, "resources": resources} for name, resources in out.items()]
 
 

@@ -1,22 +1,23 @@
 """A simulated KubeRay RayCluster controller: clusters become ready (or fail) on a schedule.
 
-The status follows what KubeRay writes for a cluster whose pods are all running: `state:
-ready`, worker replica counts, the desired CPU/memory/GPU/TPU summed over head and workers,
-head pod and service addresses, the head service's named ports as `endpoints`, and the
-`HeadPodReady` / `RayClusterProvisioned` conditions where the served CRD has conditions.
-While pods are "starting" the conditions say so and `state` is unset. `spec.suspend: true`
-gives KubeRay's suspended status (`state: suspended`, `RayClusterSuspended`), and resuming
-restarts the schedule. Failure uses the deprecated-but-still-written `state: failed` with a
-`reason`, plus a `ReplicaFailure` condition as current KubeRay reports pod creation errors.
+The status follows what KubeRay writes: `state: ready` once every pod runs and is ready,
+worker replica counts, the desired CPU/memory/GPU/TPU summed over head and workers, the head
+pod's name and IP, the head Service (made first, see `_ray_head_service`) and its ports as
+`endpoints`, and the `HeadPodReady` / `RayClusterProvisioned` conditions where the served CRD
+has conditions. The head starts first and is reported ready before the workers start (they
+wait for its GCS, as KubeRay's init container makes them), so `HeadPodReady` comes before
+`state: ready`. `spec.suspend: true` gives KubeRay's suspended status (`state: suspended`,
+`RayClusterSuspended`), and resuming restarts the schedule. Failure uses the
+deprecated-but-still-written `state: failed` with a `reason`, plus a `ReplicaFailure`
+condition as current KubeRay reports pod creation errors.
 
-The head and worker pods exist while the cluster does (Pending while it provisions, Running
-once ready, gone when it is suspended, failed or deleted), labelled as KubeRay labels them
-(`ray.io/cluster`, `ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...), and print
-what `ray start` prints unless the test passes `logs=lambda cluster, pod: [...]`. The head
-Service `<cluster>-head-svc` exists from the first reconcile, as KubeRay makes it: headless,
-owned by the cluster, selecting the head pod, with the head container's ports (named
-`<port>-port` when unnamed; KubeRay's defaults when it declares none) plus `metrics`, sorted by
-name, each with `appProtocol: tcp`.
+The head and worker pods exist while the cluster does (Pending while it provisions, gone when
+it is suspended, failed or deleted), labelled as KubeRay labels them (`ray.io/cluster`,
+`ray.io/node-type`, `ray.io/group`, `ray.io/identifier`, ...). Simulated, they print one line
+saying that no Ray runs in them (or the test's `logs=lambda cluster, pod: [...]`). With
+`local=` they are real Ray nodes on this machine (`flarekit_testing.local`): the cluster is
+ready when Ray says its nodes are, and its dashboard is exposed on 127.0.0.1 by an Ingress
+whose status gives the address.
 """
 
 from __future__ import annotations
@@ -39,20 +40,18 @@ from flarekit_testing.operators._base import (
     suffix,
     timestamp,
 )
+from flarekit_testing.operators._ray_head_service import (
+    endpoints,
+    ensure_head_service,
+    head_service_name,
+)
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
+    from flarekit_testing.local import LocalKubelet
 
 JSON = dict[str, Any]
 
-#: The head service ports KubeRay exposes by default, by port name.
-DEFAULT_PORTS = {
-    "client": 10001,
-    "dashboard": 8265,
-    "gcs-server": 6379,
-    "metrics": 8080,
-    "serve": 8000,
-}
 _GPU = "nvidia.com/gpu"
 _TPU = "google.com/tpu"
 DEFAULT_FAILURE = "simulated failure: the head Pod could not be created"
@@ -76,70 +75,6 @@ def pod_sets(spec: Mapping[str, Any]) -> list[tuple[str, int, JSON]]:
     """The head and every worker group as (name, count, pod template)."""
     head = (spec.get("headGroupSpec") or {}).get("template") or {}
     return [("head", 1, head), *worker_groups(spec)]
-
-
-def _endpoints(spec: Mapping[str, Any]) -> dict[str, str]:
-    """The head Service's ports by name, as KubeRay copies them into the status."""
-    return {name: str(port) for name, port in _head_ports(spec).items()}
-
-
-def _head_ports(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """KubeRay's head Service ports: the first head container's (`<port>-port` when unnamed),
-    its defaults when that declares none, and `metrics` always."""
-    template = (spec.get("headGroupSpec") or {}).get("template") or {}
-    containers = (template.get("spec") or {}).get("containers") or [{}]
-    ports = {
-        str(p.get("name") or f"{p.get('containerPort')}-port"): p.get("containerPort")
-        for p in containers[0].get("ports") or []
-    }
-    ports = ports or dict(DEFAULT_PORTS)
-    ports.setdefault("metrics", DEFAULT_PORTS["metrics"])
-    return ports
-
-
-def head_service(obj: Mapping[str, Any]) -> JSON:
-    """The head Service KubeRay creates for a RayCluster without a custom `headService`."""
-    meta, spec = obj["metadata"], obj.get("spec") or {}
-    name = str(meta["name"])
-    template = (spec.get("headGroupSpec") or {}).get("template") or {}
-    ports = _head_ports(spec)
-    labels = {
-        CLUSTER_LABEL: name,
-        "ray.io/node-type": "head",
-        "ray.io/identifier": f"{name}-head",
-        "app.kubernetes.io/name": ((template.get("metadata") or {}).get("labels") or {}).get(
-            "app.kubernetes.io/name", "kuberay"
-        ),
-        "app.kubernetes.io/created-by": "kuberay-operator",
-    }
-    owner = {
-        "apiVersion": obj["apiVersion"],
-        "kind": "RayCluster",
-        "name": name,
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-    annotations = dict(spec.get("headServiceAnnotations") or {})
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {
-            "name": f"{name}-head-svc",
-            "namespace": meta["namespace"],
-            "labels": labels,
-            **({"annotations": annotations} if annotations else {}),
-            "ownerReferences": [owner],
-        },
-        "spec": {
-            "selector": dict(labels),
-            "ports": [
-                {"name": n, "port": p, "appProtocol": "tcp"} for n, p in sorted(ports.items())
-            ],
-            "clusterIP": "None",
-            "publishNotReadyAddresses": True,
-        },
-    }
 
 
 def _ip(prefix: str, uid: str, salt: str) -> str:
@@ -206,15 +141,10 @@ def ray_pods(obj: Mapping[str, Any]) -> list[JSON]:
 
 
 def default_logs(cluster: JSON, pod: JSON) -> list[str]:
-    """Roughly what `ray start` prints on a head or worker node."""
-    ip = (pod.get("status") or {}).get("podIP", "")
-    head = (pod["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"
-    lines = ["Usage stats collection is disabled.", f"Local node IP: {ip}", "", "-" * 20]
-    lines.append("Ray runtime started.")
-    lines.append("-" * 20)
-    if head:
-        lines.append("View the Ray dashboard at http://0.0.0.0:8265")
-    return lines
+    """What a simulated Ray pod prints: that no Ray runs in it."""
+    kind = (pod["metadata"].get("labels") or {}).get("ray.io/node-type", "ray")
+    name = cluster["metadata"]["name"]
+    return [f"RayCluster {name} {kind} pod: KubeRay's pod is simulated; no Ray process runs in it"]
 
 
 def desired(spec: Mapping[str, Any]) -> JSON:
@@ -240,20 +170,61 @@ def desired(spec: Mapping[str, Any]) -> JSON:
     }
 
 
+def _node_type(pod: Mapping[str, Any]) -> str:
+    return str((pod["metadata"].get("labels") or {}).get("ray.io/node-type", ""))
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def _pod_ready(pod: Mapping[str, Any]) -> bool:
+    """The pod's `Ready` condition (a kubelet sets it once the readiness probe passes)."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return _phase(pod) == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+    )
+
+
+def _head_pod_ready(head: Mapping[str, Any] | None) -> tuple[bool, str, str]:
+    """`HeadPodReady` (status, reason, message) as KubeRay derives it from the head pod's
+    `Ready` condition."""
+    if head is None:
+        return _HEAD_NOT_FOUND
+    ready = next(
+        (c for c in (head.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"),
+        None,
+    )
+    if ready is None:
+        return False, "Unknown", ""
+    status = ready.get("status") == "True"
+    reason = str(ready.get("reason") or ("HeadPodRunningAndReady" if status else "Unknown"))
+    return status, reason, str(ready.get("message") or "")
+
+
+_HEAD_NOT_FOUND = (False, "HeadPodNotFound", "Head Pod not found")
+
+
 def ready_status(
-    obj: Mapping[str, Any], conditions: list[JSON], head_ip: str | None = None
+    obj: Mapping[str, Any],
+    conditions: list[JSON],
+    head: Mapping[str, Any] | None = None,
+    service: Mapping[str, Any] | None = None,
 ) -> JSON:
-    """The status of a RayCluster whose head and workers are all running and ready
-    (`head_ip`: the head pod's IP, as KubeRay reads it from the pod)."""
+    """The status of a RayCluster whose head and workers are all running and ready: the head
+    pod's name and IP as KubeRay reads them from the pod, the head Service's name, its
+    cluster IP (the head pod's IP when it is headless) and its ports as `endpoints`."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     uid, name, now = str(meta["uid"]), str(meta["name"]), timestamp()
     counts = desired(spec)
     generation = meta.get("generation")
+    head_ip = str(((head or {}).get("status") or {}).get("podIP") or _ip("10.244", uid, "pod"))
     conditions = kuberay_conditions(
         conditions,
-        (True, "HeadPodRunningAndReady", ""),
+        _head_pod_ready(head) if head is not None else (True, "HeadPodRunningAndReady", ""),
         (True, "AllPodRunningAndReadyFirstTime", "All Ray Pods are ready for the first time"),
     )
+    cluster_ip = str(((service or {}).get("spec") or {}).get("clusterIP") or "None")
     previous = (obj.get("status") or {}).get("stateTransitionTimes") or {}
     return {
         **counts,
@@ -261,21 +232,20 @@ def ready_status(
         "reason": None,
         "readyWorkerReplicas": counts["desiredWorkerReplicas"],
         "availableWorkerReplicas": counts["desiredWorkerReplicas"],
-        "endpoints": _endpoints(spec),
+        "endpoints": endpoints(service) or None,
         "head": {
-            "podIP": head_ip or _ip("10.244", uid, "pod"),
-            "podName": f"{name}-head-{suffix(uid)}",
-            "serviceIP": _ip("10.96", uid, "service"),
-            "serviceName": f"{name}-head-svc",
+            "podIP": head_ip,
+            "podName": str(
+                ((head or {}).get("metadata") or {}).get("name") or f"{name}-head-{suffix(uid)}"
+            ),
+            "serviceIP": head_ip if cluster_ip == "None" else cluster_ip,
+            "serviceName": head_service_name(obj),
         },
         "conditions": conditions,
         "stateTransitionTimes": {**previous, "ready": previous.get("ready", now)},
         "lastUpdateTime": now,
         "observedGeneration": generation,
     }
-
-
-_HEAD_NOT_FOUND = (False, "HeadPodNotFound", "Head Pod not found")
 
 
 def kuberay_conditions(
@@ -318,10 +288,11 @@ class RayClusterController(SimController):
         logs: _sim_pods.LogSource | None = None,
         clock: Clock | None = None,
         ca_secret: bool = False,
+        local: bool | LocalKubelet = False,
     ) -> None:
         super().__init__(clock)
         self.ca_secret = ca_secret
-        self.pods = _sim_pods.PodRunner(logs, default_logs)
+        self.pods = _sim_pods.PodRunner(logs, default_logs, _sim_pods.kubelet_for(local))
         check_delay("ready_after", ready_after)
         check_delay("fail_after", fail_after)
         self.ready_after = ready_after
@@ -333,7 +304,8 @@ class RayClusterController(SimController):
     def reconcile(self, cluster: FakeCluster, obj: JSON, since: float) -> None:
         uid = str(obj["metadata"]["uid"])
         status = obj.get("status") or {}
-        self._ensure_head_service(cluster, obj)
+        # KubeRay makes the head Service before the pods, also while the cluster is suspended.
+        service = ensure_head_service(cluster, obj)
         if is_suspended(obj):
             self._suspended.add(uid)
             self._delete_pods(cluster, obj)
@@ -352,26 +324,52 @@ class RayClusterController(SimController):
             self.write_status(cluster, obj, self._failed_status(obj))
             return
         pods = self._sync_pods(cluster, obj)
-        if not failing and since >= self.ready_after:
-            for pod in pods:
+        if failing or since < self.ready_after or self.pods.unscheduled(pods):
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, pods))
+            return
+        head = next((p for p in pods if _node_type(p) == "head"), None)
+        if head is not None:
+            self.pods.start(cluster, obj, head)
+            head = cluster.get("pods", head["metadata"]["name"], head["metadata"]["namespace"])
+        if head is None or not _pod_ready(head):
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, pods))
+            return
+        workers = [p for p in pods if _node_type(p) != "head"]
+        if any(_phase(p) == "Pending" for p in workers):
+            # Workers wait for the head's GCS (KubeRay's init container): the head is
+            # reported ready before they start.
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, [head, *workers]))
+            for pod in workers:
                 self.pods.start(cluster, obj, pod)
-            if self.ca_secret:
-                self._ensure_ca_secret(cluster, obj)
-            head = f"{obj['metadata']['name']}-head-{suffix(uid)}"
-            running = cluster.get("pods", head, obj["metadata"]["namespace"]) or {}
-            head_ip = (running.get("status") or {}).get("podIP")
-            conditions = status.get("conditions") or []
-            head_ready = any(
-                c.get("type") == "HeadPodReady" and c.get("status") == "True" for c in conditions
+            return
+        current = [
+            cluster.get("pods", p["metadata"]["name"], p["metadata"]["namespace"]) for p in workers
+        ]
+        if not all(p is not None and _pod_ready(p) for p in current):
+            if status.get("state") != "ready":
+                self.write_status(cluster, obj, self._provisioning_status(obj, [head, *workers]))
+            return
+        if self.ca_secret:
+            self._ensure_ca_secret(cluster, obj)
+        if self.pods.local is not None and not self.pods.simulated_here(
+            head["metadata"]["namespace"], head["metadata"]["name"]
+        ):
+            self.pods.local.ray.expose(cluster, obj)
+        conditions = status.get("conditions") or []
+        head_ready = any(
+            c.get("type") == "HeadPodReady" and c.get("status") == "True" for c in conditions
+        )
+        if declares(self.rt(cluster), "status", "conditions") and not head_ready:
+            # KubeRay sees the head pod ready in one reconcile and the whole cluster ready in
+            # a later one: HeadPodReady first, `state: ready` a tick after.
+            self.write_status(
+                cluster, obj, self._provisioning_status(obj, [head, *filter(None, current)])
             )
-            if declares(self.rt(cluster), "status", "conditions") and not head_ready:
-                # KubeRay sees the head pod ready in one reconcile and the whole cluster
-                # ready in a later one: HeadPodReady first, `state: ready` a tick after.
-                self.write_status(cluster, obj, self._head_ready_status(obj))
-                return
-            self.write_status(cluster, obj, ready_status(obj, conditions, head_ip))
-        elif status.get("state") != "ready":
-            self.write_status(cluster, obj, self._provisioning_status(obj))
+            return
+        self.write_status(cluster, obj, ready_status(obj, conditions, head, service))
 
     # -- pods -----------------------------------------------------------------------------------
 
@@ -381,21 +379,17 @@ class RayClusterController(SimController):
         names = {p["metadata"]["name"] for p in wanted}
         meta = obj["metadata"]
         for pod in self.pods.owned(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]}):
-            if pod["metadata"]["name"] not in names:
+            # A local Ray node whose process ended (Ray gives up on a node that starts too
+            # slowly on a busy machine) is made again, as a kubelet restarts a Ray
+            # container (KubeRay's pods restart Always) or KubeRay replaces a pod that ended.
+            ended = self.pods.local is not None and _phase(pod) in ("Failed", "Succeeded")
+            if ended or pod["metadata"]["name"] not in names:
                 self.pods.delete_pod(cluster, meta["namespace"], pod["metadata"]["name"])
         return self.pods.ensure(cluster, wanted)
 
     def _delete_pods(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
         self.pods.delete(cluster, meta["namespace"], {CLUSTER_LABEL: meta["name"]})
-
-    def _ensure_head_service(self, cluster: FakeCluster, obj: JSON) -> None:
-        meta, spec = obj["metadata"], obj.get("spec") or {}
-        if (spec.get("headGroupSpec") or {}).get("headService"):
-            return  # a custom head Service: not modelled
-        wanted = head_service(obj)
-        if cluster.get("services", wanted["metadata"]["name"], meta["namespace"]) is None:
-            cluster.create(wanted, field_manager="kuberay-operator")
 
     def _ensure_ca_secret(self, cluster: FakeCluster, obj: JSON) -> None:
         meta = obj["metadata"]
@@ -431,6 +425,9 @@ class RayClusterController(SimController):
     def on_deleted(self, cluster: FakeCluster, obj: JSON) -> None:
         """Remove the cluster's pods, as garbage collection of owned objects would."""
         self._delete_pods(cluster, obj)
+        if self.pods.local is not None:
+            meta = obj["metadata"]
+            self.pods.local.forget_cluster(str(meta["namespace"]), str(meta["name"]))
 
     def after_tick(self, cluster: FakeCluster) -> None:
         self.pods.tick(cluster)
@@ -438,24 +435,13 @@ class RayClusterController(SimController):
     def _conditions(self, obj: JSON) -> list[JSON]:
         return list((obj.get("status") or {}).get("conditions") or [])
 
-    def _head_ready_status(self, obj: JSON) -> JSON:
-        """The head pod is ready; the workers are not seen ready yet."""
-        conditions = kuberay_conditions(
-            self._conditions(obj),
-            (True, "HeadPodRunningAndReady", ""),
-            (
-                False,
-                "RayClusterPodsProvisioning",
-                "RayCluster Pods are being provisioned for first time",
-            ),
-        )
-        return {**self._provisioning_status(obj), "conditions": conditions}
-
-    def _provisioning_status(self, obj: JSON) -> JSON:
+    def _provisioning_status(self, obj: JSON, pods: list[JSON] | None = None) -> JSON:
         generation = obj["metadata"].get("generation")
+        head = next((p for p in pods or [] if _node_type(p) == "head"), None)
+        ready_workers = sum(1 for p in pods or [] if _node_type(p) != "head" and _pod_ready(p))
         conditions = kuberay_conditions(
             self._conditions(obj),
-            _HEAD_NOT_FOUND,
+            _head_pod_ready(head),
             (
                 False,
                 "RayClusterPodsProvisioning",
@@ -465,8 +451,8 @@ class RayClusterController(SimController):
         )
         return {
             **desired(obj.get("spec") or {}),
-            "readyWorkerReplicas": 0,
-            "availableWorkerReplicas": 0,
+            "readyWorkerReplicas": ready_workers,
+            "availableWorkerReplicas": ready_workers,
             "conditions": conditions,
             "lastUpdateTime": timestamp(),
             "observedGeneration": generation,

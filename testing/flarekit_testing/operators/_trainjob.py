@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import flarekit_testing.local
 from flarekit_testing.apiserver import quantity
 from flarekit_testing.operators import _pods as _sim_pods
 from flarekit_testing.operators import _podsets as podsets
@@ -44,6 +43,7 @@ from flarekit_testing.operators._outcome import fails, runs_for
 
 if TYPE_CHECKING:
     from flarekit_testing.apiserver import FakeCluster
+    from flarekit_testing.local import LocalKubelet
 
 JSON = dict[str, Any]
 
@@ -53,12 +53,17 @@ REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 INITIALIZERS = ("dataset-initializer", "model-initializer")
 JOBSETS = "jobsets.jobset.x-k8s.io"
+#: The port Trainer's torch policy gives the trainer container (the rendezvous port).
+TRAINER_PORT = 29500
 
 
 class TrainJobController(SimController):
     """Runs TrainJobs for `run_for` seconds after creation (or resumption), then ends them.
 
     `fail=True` (or `fail_when(obj)` returning True) ends them Failed with `failure_message`.
+    With `local` (True, or a `LocalKubelet` shared with other controllers) the pods run as
+    local processes instead, and the job ends as they do: Complete when every trainer pod
+    succeeded, Failed (the others stopped) when one failed.
     """
 
     resource = "trainjobs.trainer.kubeflow.org"
@@ -71,14 +76,11 @@ class TrainJobController(SimController):
         fail_when: Callable[[JSON], bool] | None = None,
         failure_message: str = DEFAULT_FAILURE,
         logs: _sim_pods.LogSource | None = None,
-        local: bool = False,
+        local: bool | LocalKubelet = False,
         clock: Clock | None = None,
     ) -> None:
         super().__init__(clock)
-        kubelet = None
-        if local:
-            kubelet = flarekit_testing.local.LocalKubelet()
-        self.pods = _sim_pods.PodRunner(logs, default_logs, kubelet)
+        self.pods = _sim_pods.PodRunner(logs, default_logs, _sim_pods.kubelet_for(local))
         check_delay("run_for", run_for)
         self.run_for = run_for
         self.fail = fail
@@ -111,8 +113,11 @@ class TrainJobController(SimController):
         pods = self.pods.ensure(cluster, jobset_pods(cluster, obj))
         for pod in pods:
             self.pods.start(cluster, obj, pod)
-            if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS:
-                self.pods.finish(cluster, pod)
+            if _labels(pod).get(REPLICATED_JOB_LABEL) in INITIALIZERS and self.pods.local is None:
+                self.pods.finish(cluster, pod)  # simulated: nothing to initialize
+        if self.pods.unscheduled(pods):  # no node takes them: the job waits, as it would
+            self.write_status(cluster, obj, {"jobsStatus": _jobs(jobs, "active")})
+            return
         if self.pods.local is not None:
             self._end_when_processes_end(cluster, obj, pods, jobs, conditions, generation)
             return
@@ -286,9 +291,23 @@ def jobset_pods(cluster: FakeCluster, obj: JSON) -> list[JSON]:
     return out
 
 
-def _with_trainer(template: JSON, trainer: JSON, extra_env: list[JSON]) -> JSON:
-    """The `node` container as Trainer overrides it: image, command, args and env of
-    `spec.trainer` (its env after the runtime's and the policy's variables)."""
+def _upsert_env(env: list[JSON], more: list[JSON]) -> list[JSON]:
+    """Trainer's ``UpsertEnvVars``: a variable already there is replaced in place, a new one
+    appended."""
+    out = [dict(e) for e in env]
+    for item in more:
+        found = next((i for i, e in enumerate(out) if e.get("name") == item.get("name")), None)
+        if found is None:
+            out.append(dict(item))
+        else:
+            out[found] = dict(item)
+    return out
+
+
+def _with_trainer(template: JSON, trainer: JSON, torch_env: list[JSON]) -> JSON:
+    """The `node` container as Trainer overrides it: image, command and args of
+    `spec.trainer`, its env upserted, then the torch policy's ``PET_*`` variables, and the
+    trainer port (29500) the policy opens for the JobSet's headless Service."""
     spec = dict(template.get("spec") or {})
     containers = []
     for container in spec.get("containers") or []:
@@ -297,9 +316,15 @@ def _with_trainer(template: JSON, trainer: JSON, extra_env: list[JSON]) -> JSON:
             for key in ("image", "command", "args"):
                 if trainer.get(key):
                     container[key] = trainer[key]
-            env = [*(container.get("env") or []), *extra_env, *(trainer.get("env") or [])]
+            env = _upsert_env(container.get("env") or [], trainer.get("env") or [])
+            env = _upsert_env(env, torch_env)
             if env:
                 container["env"] = env
+            if torch_env:
+                ports = [dict(p) for p in container.get("ports") or []]
+                if not any(p.get("containerPort") == TRAINER_PORT for p in ports):
+                    ports.append({"containerPort": TRAINER_PORT})
+                container["ports"] = ports
         containers.append(container)
     spec["containers"] = containers
     return {**template, "spec": spec}
@@ -347,9 +372,12 @@ def _torch_env(
     return [
         {"name": "PET_NNODES", "value": str(nodes)},
         {"name": "PET_NPROC_PER_NODE", "value": procs},
-        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": index_ref}}},
+        {
+            "name": "PET_NODE_RANK",
+            "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": index_ref}},
+        },
         {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
-        {"name": "PET_MASTER_PORT", "value": "29500"},
+        {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
     ]
 
 
@@ -366,13 +394,17 @@ def _labels(pod: JSON) -> dict[str, str]:
 
 
 def default_logs(job: JSON, pod: JSON) -> list[str]:
-    """A few lines naming the job and node, so tests can tell pods' logs apart."""
+    """A few lines naming the job and node, so tests can tell pods' logs apart (marked as
+    simulated when written)."""
     labels = _labels(pod)
     step, index = labels.get(REPLICATED_JOB_LABEL, ""), labels.get(INDEX_LABEL, "0")
     name = job["metadata"]["name"]
     if step in INITIALIZERS:
-        return [f"{step} of TrainJob {name}: done"]
-    return [f"TrainJob {name} {step} {index}: started", f"TrainJob {name} {step} {index}: done"]
+        return [f"{step} of TrainJob {name}: done; nothing ran"]
+    return [
+        f"TrainJob {name} {step} {index}: started; its command does not run here",
+        f"TrainJob {name} {step} {index}: done; nothing ran",
+    ]
 
 
 def _true(obj: JSON, type_: str) -> bool:

@@ -34,9 +34,9 @@ def test_trainjob_submit_wait_logs_list_delete(fake: FakeCluster, namespace: str
 
     logs = flarekit(fake, "job", "logs", "train", namespace=namespace)
     assert logs.code == 0, logs
-    assert "TrainJob train node 0: started" in logs.out
+    assert "[simulated] TrainJob train node 0: started" in logs.out
     second = flarekit(fake, "job", "logs", "train", "--node", "1", namespace=namespace)
-    assert second.out.startswith("TrainJob train node 1")
+    assert second.out.startswith("[simulated] TrainJob train node 1")
     followed = flarekit(fake, "job", "logs", "train", "--follow", namespace=namespace)
     assert followed.code == 0 and followed.out == logs.out
 
@@ -130,7 +130,7 @@ def test_rayjob_on_a_cluster(fake: FakeCluster, namespace: str) -> None:
     assert stored["spec"]["entrypoint"] == "python -c 'print('\"'\"'hi there'\"'\"')'"
     assert stored["spec"]["clusterSelector"] == {"ray.io/cluster": "ray"}
     logs = flarekit(fake, "job", "logs", "hello", namespace=namespace)
-    assert logs.code == 0 and "Job 'hello-" in logs.out and "succeeded" in logs.out
+    assert logs.code == 0 and "RayJob hello: the simulation reports it SUCCEEDED" in logs.out
     status = flarekit(fake, "job", "status", "hello", "--kind", "rayjob", "-o", "json",
                       namespace=namespace)  # fmt: skip
     assert json.loads(status.out)["status"]["jobStatus"] == "SUCCEEDED"

@@ -95,7 +95,7 @@ def test_attach_reads_back_what_flarekit_submitted(fc: FakeCluster) -> None:
     assert attached.to_dict()["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "lq"
 
     assert attached.wait(timeout=10, poll=TICK, progress=False).state is JobState.SUCCEEDED
-    assert str(attached.logs(node=1)).startswith("TrainJob mine node 1: started")
+    assert str(attached.logs(node=1)).startswith("[simulated] TrainJob mine node 1: started")
     attached.delete()
     assert fc.get("trainjobs", "mine", "default") is None
 
@@ -111,9 +111,11 @@ def test_logs_of_a_foreign_job_come_from_its_runtimes_trainer(fc: FakeCluster) -
     assert attached.wait(timeout=10, poll=TICK, progress=False).state is JobState.SUCCEEDED
     # the trainer runs in replicated job `trainer`, container `pytorch` of the runtime
     assert (
-        attached.logs() == "TrainJob theirs trainer 0: started\nTrainJob theirs trainer 0: done\n"
+        attached.logs()
+        == "[simulated] TrainJob theirs trainer 0: started; its command does not run here\n"
+        "[simulated] TrainJob theirs trainer 0: done; nothing ran\n"
     )
-    assert attached.logs(tail=1) == "TrainJob theirs trainer 0: done\n"
+    assert attached.logs(tail=1) == "[simulated] TrainJob theirs trainer 0: done; nothing ran\n"
     assert _runtime_reads(fc) == before + 1  # read once, when logs first needed it
     attached.delete()
     assert fc.get("trainjobs", "theirs", "default") is None

@@ -177,14 +177,37 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_a_pod_without_a_command_cannot_run_locally_and_says_why(
+def test_a_pod_without_a_command_stays_simulated_and_says_why(
+    local: tuple[FakeCluster, TrainJobController],
+) -> None:
+    fc, controller = local
+    job = TrainJob("entry", runtime="plain", image="python:3.12", client=client_for(fc)).submit()
+    pod = wait_until(lambda: job.pods(), "the job's pod", poll=0.05)[0].name
+    logs = wait_until(
+        lambda: "it does not end by itself" in job.logs() and job.logs(),
+        "the pod's note",
+        poll=0.05,
+    )
+    assert logs.startswith("[simulated] this pod is simulated, nothing runs in it: container")
+    assert "'node' has no command" in logs and "image 'python:3.12'" in logs
+    assert "it does not end by itself" in logs
+    controller.wait_ticks(5)  # no success is invented for it
+    assert job.status().state is JobState.RUNNING
+    assert fc.get("pods", pod, "default")["status"]["phase"] == "Running"
+    job.delete(wait=True, timeout=60)
+
+
+def test_a_simulated_pod_ends_as_its_container_asks(
     local: tuple[FakeCluster, TrainJobController],
 ) -> None:
     fc, _ = local
-    job = TrainJob("entry", runtime="plain", image="python:3.12", client=client_for(fc)).submit()
-    with pytest.raises(TerminalFailure, match="exited with code 128"):
+    job = TrainJob(
+        "asked", runtime="plain", image="python:3.12", client=client_for(fc),
+        env={"FLAREKIT_SIMULATED_DURATION": "0.2", "FLAREKIT_SIMULATED_EXIT_CODE": "4"},
+    ).submit()  # fmt: skip
+    with pytest.raises(TerminalFailure, match="exited with code 4"):
         job.wait(**FAST)
-    assert "has no command" in job.logs() and "cannot run as a local process" in job.logs()
+    assert all(line.startswith("[simulated]") for line in job.logs().splitlines())
 
 
 def test_shipping_is_checked_before_any_request(tmp_path: Path) -> None:

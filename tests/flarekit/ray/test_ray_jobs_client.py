@@ -273,3 +273,19 @@ def test_follow_logs_times_out(client: RayJobClient, dashboard: FakeDashboard) -
 def test_follow_logs_of_an_unknown_job(client: RayJobClient) -> None:
     with pytest.raises(RayJobNotFound):
         next(client.follow_logs("nope"))
+
+
+def test_cluster_resources_are_what_ray_reports(
+    client: RayJobClient, dashboard: FakeDashboard
+) -> None:
+    usage = {"CPU": [1.0, 2.0], "memory": [0.0, 4294967296.0], "node:127.0.0.1": [0.0, 2.0]}
+    body = {"result": True, "data": {"clusterStatus": {"loadMetricsReport": {"usage": usage}}}}
+    dashboard.route("GET", "/api/cluster_status", Reply(body=body))
+    assert client.cluster_resources() == {
+        "CPU": (1.0, 2.0),
+        "memory": (0.0, 4294967296.0),
+        "node:127.0.0.1": (0.0, 2.0),
+    }
+    empty = {"result": True, "data": {"clusterStatus": {"loadMetricsReport": {"usage": {}}}}}
+    dashboard.route("GET", "/api/cluster_status", Reply(body=empty))
+    assert client.cluster_resources() == {}

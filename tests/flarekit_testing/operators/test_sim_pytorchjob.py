@@ -108,7 +108,8 @@ def test_runs_with_the_operators_pods_then_succeeds(fc: FakeCluster, clock: Manu
     assert container["name"] == "pytorch"
     env = {e["name"]: e["value"] for e in container["env"]}
     assert env["MINE"] == "1"
-    assert (env["MASTER_ADDR"], env["WORLD_SIZE"], env["RANK"]) == ("ok-master-0", "3", "2")
+    # the operator counts WORLD_SIZE as replicas x nprocPerNode
+    assert (env["MASTER_ADDR"], env["WORLD_SIZE"], env["RANK"]) == ("ok-master-0", "6", "2")
     assert env["PET_NPROC_PER_NODE"] == "2"
     wait_until(
         lambda: "hello from ok-master-0" in fc.read_log("default", "ok-master-0"), "master log"

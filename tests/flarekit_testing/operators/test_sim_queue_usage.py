@@ -11,7 +11,7 @@ from wait_support import wait_until
 
 
 def test_admitted_work_shows_in_the_queue_listing(tmp_path: Path) -> None:
-    with practice_cluster(tmp_path / "kubeconfig"):
+    with practice_cluster(tmp_path / "kubeconfig", local=False):
         client = Client(from_kubeconfig(tmp_path / "kubeconfig"))
         (idle,) = list_queues(client)
         assert (idle.name, idle.admitted, idle.pending) == ("team-a-queue", 0, 0)

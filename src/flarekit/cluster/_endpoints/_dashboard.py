@@ -23,7 +23,11 @@ from flarekit_models.networking import v1 as networking_v1
 if TYPE_CHECKING:
     from flarekit.client import Client, GenericResource
     from flarekit_models import KubeResource
-    from flarekit_models.networking.v1 import Ingress, IngressBackend
+    from flarekit_models.networking.v1 import (
+        Ingress,
+        IngressBackend,
+        IngressLoadBalancerIngress,
+    )
 
 __all__ = [
     "DEFAULT_DASHBOARD_PORT",
@@ -122,6 +126,14 @@ def _ingress_backend_matches(
     return _port_matches(number if number is not None else (ref.name if ref else None), port, names)
 
 
+def _balancer_address(entry: IngressLoadBalancerIngress) -> str:
+    """A load balancer's address, with its port when it reports one other than HTTP's and
+    HTTPS's (a local ingress on 127.0.0.1, for example)."""
+    host = str(entry.hostname or entry.ip)
+    ports = [p.port for p in entry.ports or () if p.port not in (80, 443) and not p.error]
+    return f"{host}:{ports[0]}" if ports else host
+
+
 def _ingress_uri(obj: Ingress, service: str, port: int, names: tuple[str, ...]) -> str | None:
     spec = obj.spec
     if spec is None:
@@ -129,7 +141,7 @@ def _ingress_uri(obj: Ingress, service: str, port: int, names: tuple[str, ...]) 
     tls_hosts = {h for t in spec.tls or () for h in t.hosts or ()}
     balancer = obj.status.load_balancer if obj.status is not None else None
     addresses = (balancer.ingress or []) if balancer is not None else []
-    fallback_host = next((i.hostname or i.ip for i in addresses if i.hostname or i.ip), None)
+    fallback_host = next((_balancer_address(i) for i in addresses if i.hostname or i.ip), None)
     for rule in spec.rules or ():
         for path in rule.http.paths if rule.http is not None else ():
             if _ingress_backend_matches(path.backend, service, port, names):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flarekit._lazy import lazy_module
 
 if TYPE_CHECKING:
+    from flarekit.walkthrough.backends._practice import ensure_torch as ensure_torch
     from flarekit.walkthrough.backends._practice import leftovers as leftovers
     from flarekit.walkthrough.backends._practice import (
         start_practice_cluster as start_practice_cluster,
@@ -25,7 +26,11 @@ if TYPE_CHECKING:
 _public, __dir__, __all__ = lazy_module(
     globals(),
     {
-        "flarekit.walkthrough.backends._practice": ("leftovers", "start_practice_cluster"),
+        "flarekit.walkthrough.backends._practice": (
+            "ensure_torch",
+            "leftovers",
+            "start_practice_cluster",
+        ),
         "flarekit.walkthrough.backends._realstack": (
             "OPERATORS",
             "start_real_stack",
