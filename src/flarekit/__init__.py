@@ -25,6 +25,8 @@ from flarekit._lazy import lazy_module
 
 if TYPE_CHECKING:
     # The public names, each from the public API of the subpackage that defines it.
+    from flarekit._plan import ObjectChange as ObjectChange
+    from flarekit._plan import Plan as Plan
     from flarekit._validation import ConfigError as ConfigError
     from flarekit._validation import Problem as Problem
     from flarekit._wait import TerminalFailure as TerminalFailure
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     from flarekit.client import NotFound as NotFound
     from flarekit.client import NotServed as NotServed
     from flarekit.client import PatchType as PatchType
+    from flarekit.client import PortForward as PortForward
+    from flarekit.client import PortForwardError as PortForwardError
     from flarekit.client import PropagationPolicy as PropagationPolicy
     from flarekit.client import PrunedFields as PrunedFields
     from flarekit.client import PrunedFieldsWarning as PrunedFieldsWarning
@@ -132,6 +136,7 @@ def _no_such_name(name: str, public: Mapping[str, str]) -> str:
 __getattr__, __dir__, __all__ = lazy_module(
     globals(),
     {
+        "flarekit._plan": ("ObjectChange", "Plan"),
         "flarekit._validation": (
             "ConfigError",
             "Problem",
@@ -159,6 +164,8 @@ __getattr__, __dir__, __all__ = lazy_module(
             "NotFound",
             "NotServed",
             "PatchType",
+            "PortForward",
+            "PortForwardError",
             "PropagationPolicy",
             "PrunedFields",
             "PrunedFieldsWarning",

@@ -60,13 +60,36 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 3, 0)] + "..."
 
 
-class PlainProgress:
-    """One line on a terminal, rewritten in place (`\\r`), cleared when the wait ends."""
+def terminal_columns(stream: TextIO) -> int:
+    """How wide the terminal behind `stream` is (``$COLUMNS``, else 80 when it cannot say)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        try:
+            return int(os.environ.get("COLUMNS", "")) or 80
+        except ValueError:
+            return 80
 
-    def __init__(self, what: str, stream: TextIO, width: int = 100) -> None:
+
+def fit(head: str, state: str, width: int) -> str:
+    """``head: state`` in at most `width` characters: the server's text is shortened first,
+    since the head says what is awaited and how much time is left."""
+    head = _shorten(head, width)
+    room = width - len(head) - 2
+    if not state or room < 4:
+        return head
+    return f"{head}: {_shorten(state, room)}"
+
+
+class PlainProgress:
+    """One line on a terminal, rewritten in place (`\\r`), cleared when the wait ends. It
+    stays within the terminal's width (`width`, default: the terminal's, one column spare so
+    that the line never wraps), or a rewritten line would leave its wrapped rest behind."""
+
+    def __init__(self, what: str, stream: TextIO, width: int | None = None) -> None:
         self._what = what
         self._stream = stream
-        self._width = width
+        self._width = terminal_columns(stream) - 1 if width is None else width
         self._shown = 0
 
     def render(
@@ -75,8 +98,7 @@ class PlainProgress:
         """The line for one update (without the carriage return)."""
         count = f" {done}/{total}" if done is not None and total is not None else ""
         head = f"waiting for {self._what}{count} [{elapsed:.0f}s/{timeout:.0f}s]"
-        line = f"{head}: {state}" if state else head
-        return _shorten(line, self._width)
+        return fit(head, state, self._width)
 
     def update(
         self, *, elapsed: float, timeout: float, state: str, done: int | None, total: int | None
@@ -106,19 +128,24 @@ class _RichProgress:
 
         self._escape = escape
         self._what = what
+        console = Console(file=stream)
+        # The bar (12) and elapsed time (7) keep their place; the text gets the rest of the
+        # line, less the spinner, the spaces between columns and a spare last column, and is
+        # shortened to fit, or a long text would wrap and push the bar off the line.
+        self._text_width = max(console.width - 1 - 12 - 7 - 1 - 3, 10)
         self._progress: RichProgress = RichProgress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=12),
             TimeElapsedColumn(),
-            console=Console(file=stream),
+            console=console,
             transient=True,
             # Leave the user's own prints alone while the bar is shown.
             redirect_stdout=False,
             redirect_stderr=False,
         )
         self._task: TaskID = self._progress.add_task(
-            self._escape(f"waiting for {what}"), total=timeout or None
+            self._escape(_shorten(f"waiting for {what}", self._text_width)), total=timeout or None
         )
         self._progress.start()
 
@@ -126,7 +153,7 @@ class _RichProgress:
         self, *, elapsed: float, timeout: float, state: str, done: int | None, total: int | None
     ) -> None:
         count = f" {done}/{total}" if done is not None and total is not None else ""
-        description = f"waiting for {self._what}{count}: {_shorten(state, 60)}"
+        description = fit(f"waiting for {self._what}{count}", state, self._text_width)
         # Rich reads descriptions as markup; the server's text must show as written.
         self._progress.update(self._task, completed=elapsed, description=self._escape(description))
 
@@ -143,7 +170,7 @@ class NotebookProgress:
 
     def __init__(self, what: str, *, widget: Any = None) -> None:
         widgets: Any = importlib.import_module("ipywidgets")
-        self._line = PlainProgress(what, sys.stderr, width=160)
+        self._line = PlainProgress(what, sys.stderr, width=160)  # a cell is wider than a tty
         self.widget: Any = widgets.HTML() if widget is None else widget
         self.widget.value = self._html(f"waiting for {what}", running=True)
         self.text = f"waiting for {what}"

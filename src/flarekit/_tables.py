@@ -8,12 +8,53 @@ the server and may hold `<`, `&` or quotes.
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-__all__ = ["HtmlStatus", "Row", "html_table", "text_table"]
+__all__ = ["Age", "HtmlStatus", "Row", "age", "html_table", "text_table"]
 
 Row = Sequence[object]
+
+
+def age(seconds: float) -> str:
+    """How long ago, as kubectl's AGE column says it: ``45s``, ``3m20s``, ``5h2m``, ``12d``."""
+    total = max(int(seconds), 0)
+    minutes, secs = divmod(total, 60)
+    hours, mins = divmod(minutes, 60)
+    days, hrs = divmod(hours, 24)
+    if total < 120:
+        return f"{total}s"
+    if minutes < 10:
+        return f"{minutes}m{secs}s" if secs else f"{minutes}m"
+    if hours < 3:
+        return f"{minutes}m"
+    if hours < 8:
+        return f"{hours}h{mins}m" if mins else f"{hours}h"
+    if days < 2:
+        return f"{hours}h"
+    if days < 8:
+        return f"{days}d{hrs}h" if hrs else f"{days}d"
+    return f"{days}d" if days < 365 * 2 else f"{days // 365}y"
+
+
+@dataclass(frozen=True)
+class Age:
+    """An AGE cell: equal while the object's creation time (the server's RFC 3339 string) is,
+    shown as the time since then at the moment it is printed, so a watched listing reprints a
+    row when the object changes, not because a second passed."""
+
+    created: str | None
+
+    def __str__(self) -> str:
+        try:
+            created = dt.datetime.fromisoformat(self.created or "")
+        except ValueError:
+            return "-"
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=dt.UTC)
+        return age((dt.datetime.now(dt.UTC) - created).total_seconds())
 
 
 def _cell(value: object) -> str:

@@ -180,12 +180,15 @@ def wait_until(
             if reason:
                 text = last if reason is True else str(reason)
                 raise TerminalFailure(what=describe, reason=text, last_state=last)
-            if _safely(done, obj, False):
-                return obj
+            finished = _safely(done, obj, False)
             elapsed = clock.now() - start
             counts = _safely(count, obj, None) if count is not None else None
             ready, total = counts if counts is not None else (None, None)
+            # Also after the last poll: a display that stays (a notebook's) ends on the state
+            # the wait ended in, not on the one before.
             display.update(elapsed=elapsed, timeout=timeout, state=last, done=ready, total=total)
+            if finished:
+                return obj
             remaining = timeout - elapsed
             if remaining <= 0:
                 raise WaitTimeout(what=describe, timeout=timeout, elapsed=elapsed, last_state=last)

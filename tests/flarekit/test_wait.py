@@ -230,6 +230,7 @@ def test_wait_draws_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
 def test_rich_display_when_rich_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("rich")
     no_ci(monkeypatch)
+    monkeypatch.setenv("COLUMNS", "120")  # room for the whole text (80 shortens it)
     stream = Tty()
     display = open_progress("RayCluster ns/[a]", timeout=10, stream=stream)
     assert type(display).__name__ == "_RichProgress"
@@ -239,3 +240,42 @@ def test_rich_display_when_rich_is_installed(monkeypatch: pytest.MonkeyPatch) ->
     out = stream.getvalue()
     assert "RayCluster ns/[a]" in out and "[bold]pending" in out
     assert "the user's own output" not in out
+
+
+_LONG_STATE = (
+    "QUEUED, workers 0/4; Kueue: couldn't assign flavors to pod set head: insufficient "
+    "unused quota for cpu in flavor default-flavor, 4 more needed"
+)
+
+
+def test_plain_line_fits_an_80_column_terminal_keeping_what_and_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    line = PlainProgress("Ray cluster team-a/demo to be ready", Tty())
+    shown = line.render(elapsed=3, timeout=600, state=_LONG_STATE, done=0, total=4)
+    assert len(shown) <= 79, shown  # the last column free: a full line would wrap
+    assert shown.startswith("waiting for Ray cluster team-a/demo to be ready 0/4 [3s/600s]: QUE")
+    assert shown.endswith("...")
+
+
+def test_rich_line_fits_an_80_column_terminal_keeping_the_bar(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("rich")
+    from rich.console import Console
+
+    no_ci(monkeypatch)
+    monkeypatch.setenv("COLUMNS", "80")
+    display = open_progress("Ray cluster team-a/demo to be ready", timeout=600, stream=Tty())
+    assert type(display).__name__ == "_RichProgress"
+    display.update(elapsed=3, timeout=600, state=_LONG_STATE, done=0, total=4)
+    screen = Console(width=80, file=io.StringIO(), record=True, color_system="standard")
+    screen.print(display._progress.get_renderable())  # type: ignore[attr-defined]
+    display.close()
+    lines = screen.export_text().rstrip("\n").splitlines()
+    assert len(lines) == 1, lines  # one line: the text did not wrap and push the bar down
+    [line] = lines
+    assert len(line.rstrip()) <= 79
+    assert "waiting for Ray cluster team-a/demo to be ready 0/4" in line  # what, kept whole
+    assert "━" in line and _LONG_STATE not in line  # the bar kept its place; the text gave way

@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ray clusters, Ray jobs, training jobs and Kueue queues on Kubernetes.",
         epilog="Exit codes: 0 ok, 1 API error, 2 usage error, 3 invalid parameters (nothing "
         "sent), 4 no cluster configured, 5 a waited-for cluster or job failed or timed out, "
-        "70 internal error, 130 interrupted.",
+        "70 internal error, 130 interrupted (Ctrl-C). A wait that times out or is interrupted "
+        "ends with one line naming what it leaves on the cluster and the command that removes "
+        "it.",
     )
     parser.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
@@ -90,6 +92,8 @@ def main(
         message = one_line(exc)
         if code is ExitCode.INTERNAL_ERROR:
             message = f"unexpected {type(exc).__name__}: {message} (run with --debug for details)"
+        if code is ExitCode.INTERRUPTED and err.isatty():
+            err.write("\n")  # below the ^C the terminal echoed, not after it
         err.write(f"error: {message}\n")
         err.flush()
         return int(code)

@@ -1,169 +1,68 @@
-"""``flarekit cluster apply|down|status|list|render``: Ray clusters from the command line.
+"""``flarekit cluster apply|diff|down|status|list|render|port-forward``: Ray clusters from the
+command line.
+
+``get`` is ``status`` and ``delete`` is ``down``, under the names kubectl users reach for.
 
 Parameters are :class:`~flarekit.ClusterConfiguration`'s, from a file (``-f cluster.yaml``:
 ``name: demo``, ``num_workers: 2``, ``worker_memory_requests: 8Gi``, ``worker_groups: [...]``)
 and flags (``--num-workers 3``, ``--worker-memory 8Gi``, ``--set enable_gcs_ft=true``), flags
 winning. ``render`` needs no cluster and no credentials: it writes the RayCluster (or the
-AppWrapper holding it) as YAML or JSON.
+AppWrapper holding it) as YAML or JSON. ``port-forward NAME [LOCAL:]REMOTE`` relays a port
+on 127.0.0.1 to a port of the cluster's head pod through the API server, until interrupted
+(``port-forward demo 10001`` for ``ray.init("ray://127.0.0.1:10001")``).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import flarekit
 import flarekit.cluster
 from flarekit._json import JsonValue
-from flarekit._validation import ConfigError, Problem
+from flarekit._objects import metadata_of
+from flarekit._tables import Age
 from flarekit._yaml import dump_yaml
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import UsageError
+from flarekit.cli._cluster_config import add_config_flags, cluster_config, config_from_args
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
-from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+from flarekit.cli._plan import add_diff, add_dry_run, dry_run_apply
 from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
-    from flarekit import Client, ClusterConfiguration
+    from flarekit import Client
 
 __all__ = ["cluster_config", "register"]
 
-GPU = "nvidia.com/gpu"
-
-
-def _init_fields(cls: type[DataclassInstance]) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls) if f.init and f.name != "_"]
-
-
-def add_config_flags(p: argparse.ArgumentParser, *, name_required: bool = False) -> None:
-    """The ClusterConfiguration flags (the most used parameters; ``--set`` reaches the rest)."""
-    p.add_argument("name", nargs=None if name_required else "?", help="the cluster's name")
-    p.add_argument("-f", "--filename", help="YAML/JSON file of ClusterConfiguration parameters")
-    p.add_argument("--image", help="Ray image (default: rayproject/ray:<ray version>)")
-    p.add_argument("--ray-version", help="the Ray version in the image (KubeRay's rayVersion)")
-    p.add_argument("--num-workers", type=int, help="workers in the main group")
-    p.add_argument("--min-workers", type=int, help="autoscaling lower bound")
-    p.add_argument("--max-workers", type=int, help="autoscaling upper bound")
-    p.add_argument("--worker-cpu", help="CPU of each worker, requests = limits (e.g. 2, 500m)")
-    p.add_argument("--worker-memory", help="memory of each worker, requests = limits (e.g. 8Gi)")
-    p.add_argument("--worker-gpus", type=int, help=f"{GPU} per worker")
-    p.add_argument("--head-cpu", help="CPU of the head, requests = limits")
-    p.add_argument("--head-memory", help="memory of the head, requests = limits")
-    p.add_argument("--head-gpus", type=int, help=f"{GPU} on the head")
-    p.add_argument("--local-queue", help="Kueue LocalQueue (default: the namespace's default)")
-    p.add_argument("--priority-class", help="Kueue WorkloadPriorityClass")
-    p.add_argument(
-        "--appwrapper",
-        action="store_const",
-        const=True,
-        help="wrap the RayCluster in an AppWrapper",
-    )
-    p.add_argument(
-        "--autoscaling", action="store_const", const=True, help="enable the Ray autoscaler"
-    )
-    p.add_argument("--env", action="append", metavar="KEY=VALUE", help="environment variable")
-    p.add_argument("--label", action="append", metavar="KEY=VALUE", help="label on the cluster")
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="NAME=VALUE",
-        help="any ClusterConfiguration parameter (value read as YAML), e.g. enable_gcs_ft=true",
-    )
-
-
-def _flag_params(args: argparse.Namespace) -> dict[str, object]:
-    both = {
-        "worker_cpu": args.worker_cpu,
-        "worker_memory": args.worker_memory,
-        "head_cpu": args.head_cpu,
-        "head_memory": args.head_memory,
-    }
-    out: dict[str, object] = {
-        "name": args.name,
-        "image": args.image,
-        "ray_version": args.ray_version,
-        "num_workers": args.num_workers,
-        "min_workers": args.min_workers,
-        "max_workers": args.max_workers,
-        "local_queue": args.local_queue,
-        "priority_class": args.priority_class,
-        "appwrapper": args.appwrapper,
-        "enable_autoscaling": args.autoscaling,
-    }
-    for flag, value in both.items():
-        if value is not None:
-            out[f"{flag}_requests"] = out[f"{flag}_limits"] = value
-    for part, gpus in (("worker", args.worker_gpus), ("head", args.head_gpus)):
-        if gpus is not None:
-            out[f"{part}_extended_resource_requests"] = {GPU: gpus}
-    return out
-
-
-def cluster_config(
-    params: Mapping[str, object], namespace: str | None = None, *, where: str = ""
-) -> flarekit.ClusterConfiguration:
-    """A validated ClusterConfiguration from parameter names and values (``worker_groups``
-    as a list of mappings); `where` prefixes field names in errors (``cluster_config.``)."""
-    params = dict(params)
-    check_names(params, _init_fields(flarekit.ClusterConfiguration), "ClusterConfiguration", where)
-    if namespace is not None:
-        params["namespace"] = namespace
-    groups = params.get("worker_groups") or []
-    if not isinstance(groups, list):
-        raise ConfigError(
-            [Problem(f"{where}worker_groups", groups, "expected a list", "a list of mappings")]
-        )
-    built = []
-    for i, group in enumerate(groups):
-        path = f"{where}worker_groups[{i}]."
-        if not isinstance(group, Mapping):
-            raise ConfigError(
-                [Problem(path[:-1], group, "expected a mapping", "a mapping of parameters")]
-            )
-        check_names(group, _init_fields(flarekit.WorkerGroup), "WorkerGroup", path)
-        if "name" not in group:
-            raise ConfigError([Problem(path + "name", None, "missing", "a group name")])
-        # The constructors check the values (read from YAML, so of any type) and name each
-        # wrong one: called through a Callable[..., T] they take them as they are.
-        group_of: Callable[..., flarekit.WorkerGroup] = flarekit.WorkerGroup
-        built.append(group_of(**{str(k): v for k, v in group.items()}))
-    if groups:
-        params["worker_groups"] = built
-    if not params.get("name"):
-        raise UsageError("the cluster needs a name: give it as an argument or as name: in -f")
-    config_of: Callable[..., flarekit.ClusterConfiguration] = flarekit.ClusterConfiguration
-    return config_of(**params)
-
-
-def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:
-    """File, then flags, then ``--set``; ``--namespace`` wins over the file's namespace."""
-    from_file = load_file(args.filename)
-    flags = _flag_params(args)
-    merged = merge(from_file, flags, parse_set(args.set))
-    for key, flag, values in (("envs", "--env", args.env), ("labels", "--label", args.label)):
-        if values:
-            base = merged.get(key) or {}
-            if not isinstance(base, Mapping):
-                raise ConfigError([Problem(key, base, "expected a mapping", "KEY: VALUE pairs")])
-            merged[key] = {**base, **key_values(values, flag)}
-    return cluster_config(merged, args.namespace)
-
-
-# -- commands -----------------------------------------------------------------------------------
-
 
 def _apply(args: argparse.Namespace) -> int:
+    if args.dry_run != "none":
+        return dry_run_apply(args)
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
-    cluster = flarekit.Cluster(config, client).apply(force=args.force)
-    status = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
+    cluster = flarekit.Cluster(config, client).apply(force=args.force, no_queue=args.no_queue)
+    if args.wait:
+        left = (
+            f"Ray cluster {cluster.namespace}/{cluster.name} is left on the cluster: remove it "
+            f"with `flarekit cluster down {cluster.name} {target_flags(args, cluster.namespace)}`"
+        )
+        with leaving(left):
+            status = cluster.wait_ready(timeout=args.timeout)
+    else:
+        status = cluster.status()
     emit_objects([cluster.resource()], args.output, args.out, table=str(status), single=True)
     return 0
 
@@ -209,7 +108,7 @@ _WIDE = ("KIND", "HEAD")
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
     every = namespace == flarekit.ALL_NAMESPACES
     shape = flarekit.cluster.ClusterList(namespace=namespace)
-    header = shape.header()
+    header = (*shape.header(), "AGE")
 
     def read() -> list[Listed]:
         rows = []
@@ -219,7 +118,9 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
             s = found.status
             if args.queued and s.state is not flarekit.ClusterState.QUEUED:
                 continue
-            row = flarekit.cluster.ClusterList([s], namespace=namespace).rows()[0]
+            meta = metadata_of(found.resource)
+            created = Age(meta.creation_timestamp if meta is not None else None)
+            row = (*flarekit.cluster.ClusterList([s], namespace=namespace).rows()[0], created)
             kind = type(found.resource).resource_info().kind
             wide = (*row, kind, s.head_address)
             rows.append(Listed((s.namespace, s.name, kind), row, wide, found.resource))
@@ -264,6 +165,39 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ports(text: str) -> tuple[int, int]:
+    """``[LOCAL:]REMOTE`` as (local, remote); LOCAL 0 or empty: any free port."""
+    local, _, remote = text.rpartition(":")
+    try:
+        numbers = (int(local) if local else (0 if ":" in text else int(remote)), int(remote))
+    except ValueError:
+        numbers = (-1, -1)
+    if not (0 <= numbers[0] <= 65535 and 1 <= numbers[1] <= 65535):
+        raise UsageError(
+            f"PORTS must be [LOCAL:]REMOTE with REMOTE 1 to 65535 and LOCAL 0 (any free port) "
+            f"to 65535, got {text!r}"
+        )
+    return numbers
+
+
+def _port_forward(args: argparse.Namespace) -> int:
+    import contextlib
+    import threading
+
+    local, remote = _ports(args.ports)  # checked before connecting
+    client = connect(args)
+    cluster = flarekit.get_cluster(args.name, namespace_of(args, client), client)
+    with cluster.port_forward(remote, local_port=local) as forward:
+        args.err.write(
+            f"Forwarding from 127.0.0.1:{forward.local_port} -> {remote} of pod "
+            f"{forward.namespace}/{forward.pod} (through the API server); Ctrl-C ends it\n"
+        )
+        args.err.flush()
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    return 0
+
+
 def _yaml(data: Mapping[str, JsonValue]) -> str:
     return dump_yaml(dict(data), sort_keys=False)
 
@@ -275,13 +209,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     apply = sub.add_parser("apply", help="create or update a Ray cluster")
     add_config_flags(apply)
-    apply.add_argument("--wait", action="store_true", help="wait until it is ready")
+    apply.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until it is ready (Ctrl-C or the timeout leave it, and say how to remove it)",
+    )
     apply.add_argument("--timeout", type=seconds, default=600.0, help="seconds to wait (600)")
     apply.add_argument("--force", action="store_true", help="take over fields others manage")
+    add_dry_run(apply)
+    apply.add_argument(
+        "--no-queue",
+        action="store_true",
+        help="without a Kueue queue, on purpose (e.g. a namespace that has no LocalQueue)",
+    )
     add_common(apply)
     apply.set_defaults(run=_apply)
+    add_diff(sub)
 
-    down = sub.add_parser("down", help="delete a Ray cluster")
+    down = sub.add_parser("down", aliases=["delete"], help="delete a Ray cluster")
     down.add_argument("name", help="the cluster's name")
     down.add_argument("--wait", action="store_true", help="wait until it is gone")
     down.add_argument("--timeout", type=seconds, default=300.0, help="seconds to wait (300)")
@@ -291,7 +236,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_common(down, formats=DELETE_FORMATS)
     down.set_defaults(run=_down)
 
-    status = sub.add_parser("status", help="a Ray cluster's state")
+    status = sub.add_parser("status", aliases=["get"], help="a Ray cluster's state")
     status.add_argument("name", help="the cluster's name")
     status.add_argument(
         "--details", action="store_true", help="also addresses, queue admission, resources"
@@ -322,3 +267,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         hint=" (to write the file into a directory, use --out-dir DIR)",
     )
     render.set_defaults(run=_render)
+
+    forward = sub.add_parser(
+        "port-forward",
+        help="relay a local port to the head pod, through the API server",
+        description="Relay 127.0.0.1:LOCAL to port REMOTE of the Ray cluster's running head "
+        "pod through the API server (pods/portforward), as `kubectl port-forward` does, until "
+        "interrupted. LOCAL defaults to REMOTE; 0 picks a free port.",
+    )
+    forward.add_argument("name", help="the cluster's name")
+    forward.add_argument("ports", metavar="[LOCAL:]REMOTE", help="e.g. 10001, 8265:8265, 0:10001")
+    add_common(forward, formats=("table",), default="table")
+    forward.set_defaults(run=_port_forward)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from flarekit.cli._output import GET_FORMATS, Format
 if TYPE_CHECKING:
     from flarekit import Client
 
-__all__ = ["add_common", "connect", "namespace_of", "plain_text", "seconds"]
+__all__ = ["add_common", "connect", "namespace_of", "plain_text", "seconds", "target_flags"]
 
 _ROLE = re.compile(r":[a-z]+:`~?(?:[\w.]+\.)?([^`]+)`")
 
@@ -105,3 +106,13 @@ def connect(args: argparse.Namespace) -> flarekit.Client:
 def namespace_of(args: argparse.Namespace, client: Client) -> str:
     """``--namespace``, else the client's (the context's) namespace."""
     return str(args.namespace or client.namespace or "default")
+
+
+def target_flags(args: argparse.Namespace, namespace: str) -> str:
+    """The options that reach the same namespace again (``-n team-a``, plus ``--context`` and
+    ``--kubeconfig`` when they were given), for a command the user is told to run."""
+    words = ["-n", namespace]
+    for flag, value in (("--context", args.context), ("--kubeconfig", args.kubeconfig)):
+        if value:
+            words += [flag, value]
+    return shlex.join(words)

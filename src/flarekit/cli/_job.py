@@ -24,11 +24,21 @@ from typing import TYPE_CHECKING
 
 import flarekit
 import flarekit.job
+from flarekit._events import event_line
+from flarekit._objects import metadata_of
+from flarekit._tables import Age
 from flarekit._validation import ConfigError, Problem
 from flarekit._wait import wait_until
-from flarekit.cli._cluster import cluster_config
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import UsageError
+from flarekit.cli._cluster_config import cluster_config
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
@@ -76,6 +86,7 @@ def _flags(args: argparse.Namespace, kind: str) -> dict[str, object]:
         "name": args.name,
         "local_queue": args.local_queue,
         "priority_class": args.priority_class,
+        "no_queue": True if args.no_queue else None,
     }
     if kind == "rayjob":
         entrypoint = shlex.join(args.command) if args.command else None
@@ -202,7 +213,15 @@ def _submit(args: argparse.Namespace) -> int:
     make_job(kind, params, None)  # validate before connecting: invalid input needs no cluster
     client = connect(args)
     job = make_job(kind, params, client).submit()
-    status = job.wait(timeout=args.timeout) if args.wait else job.status()
+    if args.wait:
+        what = "RayJob" if kind == "rayjob" else "TrainJob"
+        namespace = job.namespace or namespace_of(args, client)
+        remove = f"flarekit job delete {job.name} --kind {kind} {target_flags(args, namespace)}"
+        left = f"{what} {namespace}/{job.name} is left on the cluster: remove it with `{remove}`"
+        with leaving(left):
+            status = job.wait(timeout=args.timeout)
+    else:
+        status = job.status()
     _emit_job(client, job, status, args)
     return 0
 
@@ -235,7 +254,11 @@ def _logs(args: argparse.Namespace) -> int:
     client = connect(args)
     namespace = namespace_of(args, client)
     job = find_job(client, namespace, args.name, args.kind)
-    if isinstance(job, flarekit.RayJob):
+    if args.prefix:
+        if args.node is not None:
+            raise UsageError("--node reads one node; --prefix reads every pod: leave out one")
+        text = job.logs(follow=args.follow, tail=args.tail, all_nodes=True)
+    elif isinstance(job, RayJob):
         if args.node is not None:
             raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
         text = job.logs(follow=args.follow, tail=args.tail)
@@ -286,6 +309,29 @@ def _stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resume(args: argparse.Namespace) -> int:
+    """Run a stopped job again (Kueue queues it again where it was queued)."""
+    client = connect(args)
+    job = find_job(client, namespace_of(args, client), args.name, args.kind)
+    _emit_job(client, job, job.resume(), args)
+    return 0
+
+
+def _events(args: argparse.Namespace) -> int:
+    """The Kubernetes events about the job, its operators' objects and its pods, oldest
+    first: where a job that does not start says why (quota, scheduling, image pulls)."""
+    client = connect(args)
+    job = find_job(client, namespace_of(args, client), args.name, args.kind)
+    found = job.events()
+    if args.output not in ("table", "wide"):
+        emit_objects(found, args.output, args.out, table="")
+        return 0
+    lines = [event_line(event) for event in found]
+    what = f"{type(job).__name__} {job.namespace or namespace_of(args, client)}/{job.name}"
+    emit(None, "table", args.out, table="\n".join(lines) or f"no events about {what}")
+    return 0
+
+
 def _delete(args: argparse.Namespace) -> int:
     client = connect(args)
     namespace = namespace_of(args, client)
@@ -321,20 +367,24 @@ def list_jobs(
         chosen = "trainjob"
     for job in flarekit.job.find_jobs(client, namespace, chosen, label_selector):
         s = job.status
-        row = (s.namespace, s.name, s.kind, s.summary, job.queue)
+        meta = metadata_of(job.resource)
+        created = Age(meta.creation_timestamp if meta is not None else None)
+        row = (s.namespace, s.name, s.kind, s.summary, job.queue, created)
         rows.append(_row(row, s.message or s.reason, job.resource))
     return rows
 
 
-def _row(cells: tuple[str, str, str, str, str | None], detail: str, obj: KubeResource) -> Listed:
-    """A listing row: NAMESPACE NAME KIND STATE QUEUE, and the wide form's MESSAGE."""
+def _row(
+    cells: tuple[str, str, str, str, str | None, Age], detail: str, obj: KubeResource
+) -> Listed:
+    """A listing row: NAMESPACE NAME KIND STATE QUEUE AGE, and the wide form's MESSAGE."""
     namespace, name, kind = cells[0], cells[1], cells[2]
     return Listed((namespace, name, kind), cells, (*cells, detail or None), obj)
 
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
     every = namespace == flarekit.ALL_NAMESPACES
-    header: tuple[str, ...] = ("NAME", "KIND", "STATE", "QUEUE")
+    header: tuple[str, ...] = ("NAME", "KIND", "STATE", "QUEUE", "AGE")
 
     def read() -> list[Listed]:
         found = list_jobs(client, namespace, args.kind, args.selector)
@@ -402,6 +452,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     submit.add_argument("-f", "--filename", help="YAML/JSON file of the job's parameters")
     submit.add_argument("--local-queue", help="Kueue LocalQueue (default: the namespace's)")
     submit.add_argument("--priority-class", help="Kueue WorkloadPriorityClass")
+    submit.add_argument(
+        "--no-queue",
+        action="store_true",
+        help="without a Kueue queue, on purpose (e.g. a namespace that has no LocalQueue)",
+    )
     submit.add_argument("--env", action="append", metavar="KEY=VALUE", help="environment variable")
     submit.add_argument("--label", action="append", metavar="KEY=VALUE", help="label on the job")
     submit.add_argument(
@@ -415,7 +470,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     submit.add_argument("--cpu", help="trainjob: CPU per node (e.g. 4)")
     submit.add_argument("--memory", help="trainjob: memory per node (e.g. 16Gi)")
     submit.add_argument("--gpus", type=int, help="trainjob: GPUs per node")
-    submit.add_argument("--wait", action="store_true", help="wait until the job finishes")
+    submit.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until the job finishes (Ctrl-C or the timeout leave it and say how to delete it)",
+    )
     submit.add_argument("--timeout", type=seconds, default=3600.0, help="seconds to wait (3600)")
     add_common(submit)
     submit.set_defaults(run=_submit, takes_command=True)
@@ -425,7 +484,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     status.set_defaults(run=_status)
 
     logs = _named(sub, "logs", "a job's log (the RayJob's submitter, a TrainJob node)")
-    logs.add_argument("--follow", action="store_true", help="keep printing as lines come")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing as lines come")
+    logs.add_argument(
+        "--prefix",
+        action="store_true",
+        help="every pod of the job, each line prefixed [rank/pod] (with -f: merged as lines "
+        "come, until the job ends)",
+    )
     logs.add_argument("--tail", type=int, help="only the last N lines")
     logs.add_argument("--node", type=int, help="trainjob: which node's log (0)")
     add_common(logs, formats=("table",))
@@ -438,6 +503,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_common(stop)
     stop.set_defaults(run=_stop)
+
+    resume = _named(sub, "resume", "run a stopped job again")
+    add_common(resume)
+    resume.set_defaults(run=_resume)
+
+    events = _named(sub, "events", "the Kubernetes events about a job and its pods")
+    add_common(events, formats=LIST_FORMATS)
+    events.set_defaults(run=_events)
 
     delete = _named(sub, "delete", "delete a job")
     delete.add_argument(

@@ -17,7 +17,8 @@ were given; one word is taken as a shell command line (``-- "python a.py && echo
 ``submit`` follows the job's output until it ends, as ``ray job submit`` does (``--no-wait``
 returns at once); ``stop`` waits until Ray reports the job STOPPED. A job that ends FAILED
 or STOPPED while ``submit`` waits exits 5, as does a wait that times out (the job keeps
-running). ``-o yaml|json`` print what the dashboard reports about the jobs instead of their
+running); a timed-out or interrupted (Ctrl-C: exit 130) ``submit`` ends with the command that
+stops the job. ``-o yaml|json`` print what the dashboard reports about the jobs instead of their
 output, ``-o name`` their submission ids.
 """
 
@@ -33,8 +34,15 @@ import flarekit
 import flarekit.ray
 from flarekit._tables import text_table
 from flarekit._wait import WaitTimeout
-from flarekit.cli._common import add_common, connect, namespace_of, plain_text, seconds
-from flarekit.cli._exit import ExitCode, UsageError
+from flarekit.cli._common import (
+    add_common,
+    connect,
+    namespace_of,
+    plain_text,
+    seconds,
+    target_flags,
+)
+from flarekit.cli._exit import ExitCode, UsageError, leaving
 from flarekit.cli._output import DELETE_FORMATS, GET_FORMATS, LIST_FORMATS, Format, dump
 from flarekit.cli._params import key_values, load_file
 
@@ -111,6 +119,16 @@ def _cluster_dashboard(args: argparse.Namespace) -> str:
     client = connect(args)
     cluster = flarekit.get_cluster(args.cluster, namespace_of(args, client), client)
     return cluster.cluster_dashboard_uri()
+
+
+def _target_words(args: argparse.Namespace) -> str:
+    """The options that reach the same dashboard again, for a command the user is told to
+    run (``--address URL``, or ``--cluster NAME -n NS`` with the kubeconfig options given)."""
+    if args.cluster is None:
+        address = args.address or os.environ.get("RAY_ADDRESS", "")
+        return shlex.join(["--address", address])
+    namespace = args.namespace or connect(args).namespace or "default"
+    return shlex.join(["--cluster", args.cluster]) + " " + target_flags(args, namespace)
 
 
 def _headers(items: Sequence[str] | None) -> dict[str, str]:
@@ -264,13 +282,16 @@ def _submit(args: argparse.Namespace) -> int:
     if args.no_wait:
         _show(dashboard.get(submission_id), args.output, "", args)
         return int(ExitCode.OK)
-    if table:
-        for chunk in dashboard.follow_logs(submission_id, poll=_POLL, timeout=args.timeout):
-            args.out.write(chunk)
-            args.out.flush()
-        final = dashboard.get(submission_id)
-    else:
-        final = dashboard.wait(submission_id, timeout=args.timeout or _FOREVER)
+    stop = f"flarekit ray job stop {submission_id} {_target_words(args)}"
+    left = f"Ray job {submission_id} keeps running on the cluster: stop it with `{stop}`"
+    with leaving(left):
+        if table:
+            for chunk in dashboard.follow_logs(submission_id, poll=_POLL, timeout=args.timeout):
+                args.out.write(chunk)
+                args.out.flush()
+            final = dashboard.get(submission_id)
+        else:
+            final = dashboard.wait(submission_id, timeout=args.timeout or _FOREVER)
     _show(final, args.output, _summary(final), args)
     return _failed(final, args)
 

@@ -1,10 +1,13 @@
 """``flarekit version``: this client, its models, and what the connected cluster runs.
 
 Why: most "it does not work" reports come down to versions: which flarekit, which generated
-models, and which operator releases the cluster has. The server side comes from
-``flarekit.compat._negotiate`` (operator families, versions and releases) when that module
-is installed; otherwise from discovery: the API groups flarekit works with and the versions
-the server serves of each. ``--client`` skips the server.
+models, and which operator releases the cluster has. The server side is read from
+discovery (one request): the API groups flarekit works with and the versions the server
+serves of each. ``--releases`` also tells which operator release each one runs, from
+``flarekit.compat._negotiate`` when that module is installed: it reads every operator's CRDs
+and compares them with the pinned ones, which takes seconds, so it is asked for, not the
+default (a plain ``version`` stays quick, as ``kubectl version`` is). ``--client`` skips the
+server.
 """
 
 from __future__ import annotations
@@ -138,11 +141,13 @@ def _kubernetes_version(client: Client) -> str:
         return ""
 
 
-def _server(client: Client, everything: bool) -> tuple[dict[str, object], str]:
+def _server(client: Client, everything: bool, negotiate: bool) -> tuple[dict[str, object], str]:
     """The server part of the answer, as data and as text."""
     kubernetes = _kubernetes_version(client)
     lines = [f"server            {client.server} {kubernetes}".rstrip(), ""]
-    if importlib.util.find_spec(NEGOTIATE_MODULE) is not None:
+    if negotiate and importlib.util.find_spec(NEGOTIATE_MODULE) is None:
+        lines.append("(operator releases: flarekit.compat is not installed; served versions)")
+    if negotiate and importlib.util.find_spec(NEGOTIATE_MODULE) is not None:
         releases = importlib.import_module(NEGOTIATE_MODULE).negotiate(client)
         lines.append(str(releases.table()))
         found: dict[str, object] = {"releases": to_data(releases)}
@@ -159,7 +164,7 @@ def _version(args: argparse.Namespace) -> int:
     text = client_text(versions)
     data: dict[str, object] = {"client": asdict(versions)}
     if not args.client:
-        server, server_text = _server(connect(args), args.all_groups)
+        server, server_text = _server(connect(args), args.all_groups, args.releases)
         data = {**data, "server": server}
         text.append(server_text)
     emit(data, args.output, args.out, table="\n".join(text))
@@ -172,6 +177,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--client", action="store_true", help="only this client (no cluster needed)")
     p.add_argument(
         "--all-groups", action="store_true", help="every served API group, not only flarekit's"
+    )
+    p.add_argument(
+        "--releases",
+        action="store_true",
+        help="also which release of each operator the cluster runs (reads their CRDs: slower)",
     )
     add_common(p, formats=DATA_FORMATS)
     p.set_defaults(run=_version)

@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from flarekit.client._pods import follow_logs as follow_logs
     from flarekit.client._pods import list_pods as list_pods
     from flarekit.client._pods import read_logs as read_logs
+    from flarekit.client._portforward import PortForward as PortForward
+    from flarekit.client._portforward import PortForwardError as PortForwardError
     from flarekit.client._resource import ALL_NAMESPACES as ALL_NAMESPACES
     from flarekit.client._retry import RetryPolicy as RetryPolicy
     from flarekit.client._served import get_bytes as get_bytes
@@ -140,6 +142,7 @@ __getattr__, __dir__, __all__ = lazy_module(
         ),
         "flarekit.client._limits": ("ReadLimits",),
         "flarekit.client._list": ("ListIterator",),
+        "flarekit.client._portforward": ("PortForward", "PortForwardError"),
         "flarekit.client._pods": (
             "PodInfo",
             "check_log_options",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from flarekit._json import JsonObject, JsonValue
 from flarekit._objects import metadata_of
@@ -36,10 +36,14 @@ from flarekit.client._core import (
 from flarekit.client._errors import AlreadyExists, ApiError, ApiUnavailable, Conflict, NotFound
 from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
 from flarekit.client._list import ListIterator
+from flarekit.client._portforward import PortForward
 from flarekit.client._resource import Target, operation_for_path, selector
 from flarekit.client._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Response
 from flarekit.client._watch import READ_MARGIN, Watch
 from flarekit_models import KubeResource
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["CREATED_FROM", "Client", "FieldValidation", "PatchType", "PropagationPolicy"]
 
@@ -98,6 +102,27 @@ class Client(ClientCore):
             idempotent=True,
             stream=stream,
             read_timeout=NO_READ_TIMEOUT if stream else None,
+        )
+
+    def port_forward(
+        self,
+        pod: str,
+        port: int,
+        *,
+        namespace: str | None = None,
+        local_port: int = 0,
+        address: str = "127.0.0.1",
+    ) -> PortForward:
+        """A local port (`local_port`, 0: any free one) relaying each connection to `port` of
+        `pod` through the API server, as `kubectl port-forward` does; use it in a ``with``
+        block (``with client.port_forward("head", 10001) as forward: forward.local_port``)."""
+        return PortForward(
+            self._transport,
+            namespace or self.namespace,
+            self._require_name(pod, "port_forward"),
+            port,
+            local_port=local_port,
+            address=address,
         )
 
     def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:

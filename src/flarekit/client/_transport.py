@@ -34,7 +34,10 @@ from flarekit.client._limits import BodyDecoder, ReadLimits, TooLarge, Unsupport
 from flarekit.client._retry import RETRY_STATUSES, RetryPolicy
 
 if TYPE_CHECKING:
+    import ssl
+
     from urllib3 import BaseHTTPResponse
+    from websocket import WebSocket
 
 __all__ = [
     "JSON_TYPE",
@@ -346,6 +349,76 @@ class Transport:
                 f"no complete answer within {self.timeout:g}s (the client's timeout){still}",
             )
         return unavailable(operation, type(exc).__name__, describe(exc))
+
+    def tls_context(self) -> ssl.SSLContext:
+        """The API server's TLS as the official client's configuration sets it up: its CA
+        (or the system's), its client certificate, and `verify_ssl`."""
+        import ssl
+
+        configuration = self.credentials.configuration
+        context = (
+            ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+            if configuration.ssl_ca_cert
+            else ssl.create_default_context()
+        )
+        if not configuration.verify_ssl:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if configuration.cert_file:
+            context.load_cert_chain(configuration.cert_file, configuration.key_file)
+        return context
+
+    def open_websocket(
+        self,
+        operation: Operation,
+        path: str,
+        *,
+        query: Query = (),
+        subprotocols: Sequence[str] = (),
+    ) -> WebSocket:
+        """A WebSocket to `path` (a streaming subresource such as ``pods/portforward``), opened
+        with the same credentials, TLS and User-Agent as every request; blocking, without a
+        read timeout once open (the caller closes it). A refused upgrade is the matching
+        `ApiError`, a connection that cannot be made `ApiUnavailable`."""
+        import websocket
+
+        self._authenticate(operation)
+        url = self.url(path, query)
+        scheme, _, rest = url.partition("://")
+        ws_url = f"{'wss' if scheme == 'https' else 'ws'}://{rest}"
+        headers = self._headers(None)
+        headers.pop("Accept", None)
+        options: dict[str, Any] = {}
+        proxy = self.credentials.configuration.proxy
+        if proxy:
+            parsed = urllib.parse.urlsplit(proxy)
+            options.update(
+                http_proxy_host=parsed.hostname, http_proxy_port=parsed.port, proxy_type="http"
+            )
+        started = time.monotonic()
+        try:
+            sock = websocket.create_connection(
+                ws_url,
+                header=[f"{name}: {value}" for name, value in headers.items()],
+                subprotocols=list(subprotocols) or None,
+                sslopt={"context": self.tls_context()} if scheme == "https" else None,
+                timeout=min(self.timeout, 30.0),
+                enable_multithread=True,
+                skip_utf8_validation=True,
+                **options,
+            )
+        except websocket.WebSocketBadStatusException as exc:
+            body = exc.resp_body or b""
+            data = body if isinstance(body, bytes) else str(body).encode()
+            logger.debug("GET %s -> %d (upgrade refused)", url, exc.status_code)
+            raise error_from_response(operation, exc.status_code, data[:ERROR_BODY_BYTES]) from None
+        except (websocket.WebSocketException, OSError) as exc:
+            logger.debug("GET %s -> %s", url, type(exc).__name__)
+            raise unavailable(operation, type(exc).__name__, describe(exc)) from None
+        sock.settimeout(None)
+        elapsed = (time.monotonic() - started) * 1000
+        logger.debug("GET %s -> 101 in %.1f ms", url, elapsed)
+        return sock
 
     def send_json(
         self,

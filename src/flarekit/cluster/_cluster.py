@@ -17,8 +17,10 @@ Kueue labels, head Services and Routes. The order of work is the point:
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 import flarekit.client
 import flarekit.compat
@@ -27,14 +29,17 @@ import flarekit.ray
 from flarekit._events import events_about, pod_names
 from flarekit._json import JsonObject
 from flarekit._objects import metadata_of
-from flarekit._plan import WritePlan, execute
+from flarekit._plan import Plan
 from flarekit._validation import ConfigError
 from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
+from flarekit._write_plan import WritePlan, execute
+from flarekit._write_plan import dry_run as dry_run_plan
 from flarekit.cluster import _endpoints
 from flarekit.cluster._client_tls import generate_tls_cert
 from flarekit.cluster._config import ClusterConfiguration
 from flarekit.cluster._dashboard_access import ClusterDashboard, endpoint_port, never_resolves
 from flarekit.cluster._details import ClusterDetails, group_rows, ray_report
+from flarekit.cluster._forward import ClientForward, open_head_forward, scoped_client_url
 from flarekit.cluster._prechecks import (
     check_not_taken,
     check_priority_class,
@@ -61,8 +66,9 @@ from flarekit_models.ray import v1 as ray_v1
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from flarekit._plan import Plan
     from flarekit._progress import Progress
-    from flarekit.client import Client
+    from flarekit.client import Client, PortForward
     from flarekit.cluster._client_tls import RayClientTLS
     from flarekit.ray import RayJobClient, Verify
     from flarekit_models import KubeResource
@@ -106,6 +112,8 @@ class Cluster:
         self._appwrapper_name: str | None = None
         #: (namespace, queue) the last apply wrote the cluster into, its queue checked then.
         self._queued: tuple[str | None, str | None] | None = None
+        #: The port-forward behind `local_client_url()` (closed by `close()`).
+        self._client_forward = ClientForward()
 
     def __repr__(self) -> str:
         kind = "AppWrapper" if self.config.appwrapper else "RayCluster"
@@ -205,17 +213,47 @@ class Cluster:
         port = endpoint_port(raycluster, "client", _endpoints.CLIENT_PORT)
         return f"ray://{service}.{self.namespace}.svc:{port}"
 
-    def local_client_url(self) -> str:
+    def local_client_url(self, *, port_forward: bool | None = None) -> str:
         """The address for ``ray.init()``, read from the server: ``ray://<host>`` when a Route,
-        Ingress or HTTPRoute exposes the head Service's client port, else the in-cluster
-        ``ray://<head service>.<ns>.svc:<port>`` of the head Service as it exists.
+        Ingress or HTTPRoute exposes the head Service's client port. Else, by `port_forward`:
+        True (the default outside a pod) forwards a local port to the running head pod through
+        the API server and answers ``ray://127.0.0.1:<port>``; False (the default inside a
+        pod) answers the head Service's in-cluster ``ray://<service>.<ns>.svc:<port>``.
 
-        Unlike :meth:`cluster_uri`, nothing is assumed: `NotFound` when the cluster does not
-        exist, :class:`~flarekit.cluster.RayClientUnavailable` when its head Service does not
-        (yet) or has no client port. On a cluster with Ray mTLS, first
-        :meth:`generate_tls_cert` and ``export_env()``.
+        The forward belongs to this object: later calls reuse it while the same head pod
+        runs, and :meth:`close` (or leaving ``with cluster:``, or :meth:`down`) ends it; for a
+        forward scoped to a block, use :meth:`local_client`. Nothing is assumed: `NotFound`
+        when the cluster does not exist, :class:`~flarekit.cluster.RayClientUnavailable` when
+        its head Service or running head pod does not (yet), or it has no client port. On a
+        cluster with Ray mTLS, first :meth:`generate_tls_cert` and ``export_env()``.
         """
-        return _endpoints.local_client_url(self.client, self.namespace, self.name)
+        return self._client_forward.url(self, self.client, self.namespace, self.name, port_forward)
+
+    @contextlib.contextmanager
+    def local_client(self) -> Iterator[str]:
+        """``with cluster.local_client() as url: ray.init(url)``: the Ray client address, by
+        a port-forward to the head pod that ends with the block (unless a Route, Ingress or
+        HTTPRoute exposes the client port: then its ``ray://<host>``, and no forward)."""
+        with scoped_client_url(self.client, self.namespace, self.name) as url:
+            yield url
+
+    def port_forward(self, port: int, *, local_port: int = 0) -> PortForward:
+        """A forward (use it in ``with``) from `local_port` on 127.0.0.1 (0: any free port) to
+        `port` of the cluster's running head pod, through the API server."""
+        return open_head_forward(
+            self.client, self.namespace, self.name, port, local_port=local_port
+        )
+
+    def close(self) -> None:
+        """End the port-forward :meth:`local_client_url` started, if any (the cluster itself
+        is untouched: :meth:`down` deletes it)."""
+        self._client_forward.close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def generate_tls_cert(
         self,
@@ -258,6 +296,12 @@ class Cluster:
         return dashboard.client_at(
             dashboard.route(), timeout=timeout, retries=retries, verify=verify
         )
+
+    @property
+    def job_client(self) -> RayJobClient:
+        """:meth:`dashboard_client` with its defaults, under the name codeflare-sdk gives it
+        (``cluster.job_client``), so code written for codeflare finds it."""
+        return self.dashboard_client()
 
     def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
         """Whether the Ray dashboard answers (its Jobs API's ``/api/version``), at
@@ -308,8 +352,23 @@ class Cluster:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def apply(self, *, force: bool = False, no_queue: bool = False) -> Cluster:
+    @overload
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: Literal[False] = False
+    ) -> Cluster: ...
+
+    @overload
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: Literal[True]
+    ) -> Plan: ...
+
+    def apply(
+        self, *, force: bool = False, no_queue: bool = False, dry_run: bool = False
+    ) -> Cluster | Plan:
         """Create the cluster, or update it in place (server-side apply); returns `self`.
+        `dry_run=True` makes every check and read, then sends the apply as a server-side dry
+        run and returns the `Plan` of what it would change (the server's defaults and
+        admission webhooks included); nothing is written.
         `no_queue=True` applies it without a Kueue queue on purpose (refused with a
         ``local_queue`` or ``priority_class``; a `QueueOptOutWarning` where Kueue is
         installed, since Kueue may still take or hold it).
@@ -321,7 +380,7 @@ class Cluster:
         KubeRay (and AppWrapper) release the cluster runs (`FieldUnavailable` naming the
         option, nothing created; see `flarekit.compat.prepare_write`). `force=True` takes
         over fields another manager owns instead of raising `Conflict`. The write itself is
-        one server-side apply (see `flarekit._plan`); a cluster this call created is deleted
+        one server-side apply (see `flarekit._write_plan`); a cluster this call created is deleted
         again when the server stored it without its queue labels (`LabelsDropped`).
 
         On a cluster running the legacy MCAD AppWrapper (workload.codeflare.dev/v1beta1), a
@@ -331,6 +390,8 @@ class Cluster:
         would act on, and no default LocalQueue is looked up.
         """
         plan, config = self._plan(force, no_queue)
+        if dry_run:
+            return dry_run_plan(self.client, plan)
         execute(self.client, plan)
         self.config = config
         self._queued = (config.namespace, config.local_queue)
@@ -378,6 +439,12 @@ class Cluster:
 
     up = apply
 
+    def diff(self, *, force: bool = False, no_queue: bool = False) -> Plan:
+        """What :meth:`apply` would change, on the fields this client's field manager owns:
+        ``apply(dry_run=True)``; ``str()`` of the result is a unified diff, and its
+        ``exit_code`` is kubectl diff's (0: no change, 1: changes)."""
+        return self.apply(force=force, no_queue=no_queue, dry_run=True)
+
     def down(
         self,
         *,
@@ -403,6 +470,7 @@ class Cluster:
                 kind, name = appwrapper_kind(self.client), owner
             else:
                 kind, name = ray_v1.RayCluster, self.name
+        self.close()  # the head pod goes: so does the forward to it
         try:
             self.client.delete(kind, name, namespace=self.namespace)
         except flarekit.client.NotFound:
@@ -460,30 +528,7 @@ class Cluster:
         progress: bool | Progress,
         clock: Clock,
     ) -> None:
-        dashboard = self._dashboard()
-        route = dashboard.route()
-        uri = route[0]
-        if uri is None:
-            answer = dashboard.answer(5.0, True, route)
-            if answer is None:
-                return
-            if isinstance(answer, flarekit.ray.RayJobsApiError) and answer.status == 404:
-                return  # no proxy to it on this server: nothing can ever answer there
-        elif never_resolves(uri):
-            return  # e.g. the practice cluster's hosts: nothing can ever answer there
-        where = f"at {uri}" if uri is not None else "through the API server"
-        wait_until(
-            self.is_dashboard_ready,
-            bool,
-            None,
-            timeout=max(timeout, 0.0),
-            describe=f"the Ray dashboard of {self.namespace}/{self.name} {where} to answer",
-            poll=poll,
-            max_poll=max_poll,
-            progress=progress,
-            clock=clock,
-            state=lambda ready: "answering" if ready else "not answering yet",
-        )
+        self._dashboard().wait(timeout, poll, max_poll, progress, clock)
 
     def _wait_status(
         self,

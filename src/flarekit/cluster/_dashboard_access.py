@@ -14,11 +14,13 @@ from urllib.parse import urlsplit
 
 import flarekit.client
 import flarekit.ray
+from flarekit._wait import Clock, wait_until
 from flarekit.cluster import _endpoints
 from flarekit.cluster._status import head_service_name
 from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
+    from flarekit._progress import Progress
     from flarekit.client import Client
     from flarekit.ray import RayJobClient, RayJobsError, Verify
 
@@ -117,3 +119,33 @@ class ClusterDashboard:
         except flarekit.client.NotFound as exc:
             return flarekit.ray.RayJobValidationError("cluster", str(exc))
         return None
+
+    def wait(
+        self, timeout: float, poll: float, max_poll: float, progress: bool | Progress, clock: Clock
+    ) -> None:
+        """Wait until the dashboard answers (`wait_until`'s `WaitTimeout` when it does not in
+        `timeout` seconds), unless nothing can ever answer: no proxy to it on this server, or
+        a host that never resolves."""
+        route = self.route()
+        uri = route[0]
+        if uri is None:
+            answer = self.answer(5.0, True, route)
+            if answer is None:
+                return
+            if isinstance(answer, flarekit.ray.RayJobsApiError) and answer.status == 404:
+                return  # no proxy to it on this server: nothing can ever answer there
+        elif never_resolves(uri):
+            return  # e.g. the practice cluster's hosts: nothing can ever answer there
+        where = f"at {uri}" if uri is not None else "through the API server"
+        wait_until(
+            lambda: self.answer(5.0, True) is None,
+            bool,
+            None,
+            timeout=max(timeout, 0.0),
+            describe=f"the Ray dashboard of {self.namespace}/{self.name} {where} to answer",
+            poll=poll,
+            max_poll=max_poll,
+            progress=progress,
+            clock=clock,
+            state=lambda ready: "answering" if ready else "not answering yet",
+        )

@@ -31,6 +31,7 @@ import flarekit.client
 from flarekit._events import event_line, events_about, pod_names
 from flarekit._wait import TerminalFailure, wait_until
 from flarekit.job._jobstate import JobState, JobStatus
+from flarekit.job._merged_logs import follow_all_nodes, job_pods, node_rank
 
 if TYPE_CHECKING:
     from flarekit._progress import Progress
@@ -102,12 +103,22 @@ class Job(Protocol):
 
     @overload
     def logs(
-        self, *, follow: Literal[False] = False, tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: Literal[False] = False,
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> str: ...
 
     @overload
     def logs(
-        self, *, follow: Literal[True], tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: Literal[True],
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> Iterator[str]: ...
 
     def events(self) -> list[Event]:
@@ -348,22 +359,60 @@ class KubeJob(abc.ABC, Generic[S]):
 
     @overload
     def logs(
-        self, *, follow: Literal[False] = False, tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: Literal[False] = False,
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> str: ...
 
     @overload
     def logs(
-        self, *, follow: Literal[True], tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: Literal[True],
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> Iterator[str]: ...
 
     def logs(
-        self, *, follow: bool = False, tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: bool = False,
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> str | Iterator[str]:
         """The job's output: all of it, the last `tail` lines, the lines of the last `since`
         seconds, or (`follow=True`) an iterator of lines as they come until the pod ends.
         Following a job that has no pod yet (queued, or starting) waits for its first pod,
-        showing the job's state in a terminal; `NoPodYet` without `follow`."""
+        showing the job's state in a terminal; `NoPodYet` without `follow`.
+
+        `all_nodes=True` reads every pod of the job, each line prefixed ``[<rank>/<pod>]``:
+        pod after pod, or (`follow=True`) merged in the order lines arrive, through pod
+        restarts, until the job has ended (see `flarekit.job._merged_logs`)."""
+        if all_nodes:
+            return self._all_nodes_log(follow=follow, tail=tail, since=since)
         return self._read_log(self._log_pod, follow=follow, tail=tail, since=since)
+
+    def _all_nodes_log(
+        self, *, follow: bool, tail: int | None, since: float | None
+    ) -> str | Iterator[str]:
+        flarekit.client.check_log_options(tail, since)
+        if follow:
+            return follow_all_nodes(self, tail=tail, since=since)
+        client, namespace = self._connection()
+        out: list[str] = []
+        for pod in job_pods(client, namespace, self._pod_selectors(self._fetch())):
+            text = flarekit.client.read_logs(
+                client, namespace, pod.name, container=pod.default_container, tail=tail,
+                since=since,
+            )  # fmt: skip
+            prefix = f"[{node_rank(pod)}/{pod.name}] "
+            out.extend(prefix + line + "\n" for line in text.splitlines())
+        return "".join(out)
 
     def _read_log(
         self,

@@ -115,20 +115,41 @@ class RayRun:
 
     @overload
     def logs(
-        self, *, follow: Literal[False] = False, tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: Literal[False] = False,
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> str: ...
 
     @overload
     def logs(
-        self, *, follow: Literal[True], tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: Literal[True],
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> Iterator[str]: ...
 
     def logs(
-        self, *, follow: bool = False, tail: int | None = None, since: float | None = None
+        self,
+        *,
+        follow: bool = False,
+        tail: int | None = None,
+        since: float | None = None,
+        all_nodes: bool = False,
     ) -> str | Iterator[str]:
         """The Ray job's output (the last `tail` lines), or `follow=True`: lines as they come.
         Ray's job logs carry no timestamps, so `since` (and `tail` while following) cannot
-        be honoured and are refused rather than ignored."""
+        be honoured and are refused rather than ignored. The Ray Jobs API keeps one log per
+        job, its driver's, so `all_nodes=True` is refused too (`JobError`)."""
+        if all_nodes:
+            raise JobError(
+                f"Ray job {self.submission_id}: the Ray Jobs API keeps one log, the driver's; "
+                "read it without all_nodes, or each node's pod with `kubectl logs`"
+            )
         if since is not None:
             raise ValueError("since: Ray's job logs have no timestamps; use tail=<lines>")
         if follow:

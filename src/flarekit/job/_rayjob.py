@@ -30,10 +30,10 @@ import flarekit.client
 import flarekit.compat
 import flarekit.kueue
 import flarekit_models
-from flarekit._plan import WritePlan, execute
 from flarekit._products import QUEUE_LABEL, SUBMITTER_JOB_LABEL
 from flarekit._sizes import check_object_size
 from flarekit._validation import ConfigError, Problem, ValidationReport
+from flarekit._write_plan import WritePlan, execute
 from flarekit._yaml import to_yaml
 from flarekit.job._job import JobError, KubeJob, NoPodYet
 from flarekit.job._rayjob_checks import check_queued, validate

@@ -447,6 +447,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         tail: int | None = None,
         since: float | None = None,
         node: int = 0,
+        all_nodes: bool = False,
     ) -> str: ...
 
     @overload
@@ -457,6 +458,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         tail: int | None = None,
         since: float | None = None,
         node: int = 0,
+        all_nodes: bool = False,
     ) -> Iterator[str]: ...
 
     def logs(
@@ -466,10 +468,14 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         tail: int | None = None,
         since: float | None = None,
         node: int = 0,
+        all_nodes: bool = False,
     ) -> str | Iterator[str]:
         """The trainer log of node `node` (0: the first): all of it, the last `tail` lines or
         those of the last `since` seconds; `follow=True` yields lines as they are written
-        until the pod ends."""
+        until the pod ends. `all_nodes=True` reads every pod of the job instead, each line
+        prefixed ``[<rank>/<pod>]`` (followed: merged as lines arrive, until the job ends)."""
+        if all_nodes:
+            return self._all_nodes_log(follow=follow, tail=tail, since=since)
         return self._read_log(
             lambda: self._trainer_pod(node), follow=follow, tail=tail, since=since
         )  # fmt: skip

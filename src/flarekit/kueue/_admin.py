@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import flarekit.compat
 from flarekit._json import JsonValue
 from flarekit._objects import metadata_of
+from flarekit._plan import Plan, change_of
 from flarekit._rollback import (
     MARK,
     Created,
@@ -168,10 +169,29 @@ def _missing_references(
     return problems
 
 
+@overload
 def apply_all(
-    client: Client, specs: Iterable[AdminSpec], *, force: bool = False
-) -> list[KubeResource]:
+    client: Client,
+    specs: Iterable[AdminSpec],
+    *,
+    force: bool = False,
+    dry_run: Literal[False] = False,
+) -> list[KubeResource]: ...
+
+
+@overload
+def apply_all(
+    client: Client, specs: Iterable[AdminSpec], *, force: bool = False, dry_run: Literal[True]
+) -> Plan: ...
+
+
+def apply_all(
+    client: Client, specs: Iterable[AdminSpec], *, force: bool = False, dry_run: bool = False
+) -> list[KubeResource] | Plan:
     """Create or update every described object, in the Kueue version the cluster serves.
+    `dry_run=True` makes every check, then sends each apply as a server-side dry run and
+    returns the `Plan` of what the call would create or change (nothing is written, so
+    nothing needs rolling back).
 
     Raises `ConfigError` (before any write) for invalid descriptions, dangling references
     and fields the cluster's Kueue release lacks (`flarekit.compat.FieldUnavailable`).
@@ -200,6 +220,8 @@ def apply_all(
     problems = _missing_references(client, version, ordered, found)
     if problems:
         raise ConfigError(problems, "Kueue objects")
+    if dry_run:
+        return _dry_run(client, rendered, found, force)
     existing = {key for key, obj in found.items() if _settled(obj)}
     mark = new_mark(client)
     applied: list[KubeResource] = []
@@ -229,6 +251,22 @@ def apply_all(
         raise
     stale = [obj for key, obj in found.items() if key in existing and obj is not None]
     return _confirm(client, rendered, applied, existing, stale, force)
+
+
+def _dry_run(
+    client: Client,
+    rendered: list[tuple[KueueObjectSpec, KubeResource]],
+    found: Mapping[Key, KubeResource | None],
+    force: bool,
+) -> Plan:
+    """Each object's apply as a server-side dry run, in the order `apply_all` writes them
+    (`found`: each object as read before)."""
+    changes = []
+    for spec, model in rendered:
+        live = found[_key(spec)]
+        result = client.apply(model, force=force, dry_run=True)
+        changes.append(change_of(model, live, result, client.field_manager))
+    return Plan(tuple(changes))
 
 
 def _marked(model: KubeResource, mark: Mark) -> KubeResource:

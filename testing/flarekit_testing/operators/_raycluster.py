@@ -365,9 +365,8 @@ class RayClusterController(SimController):
         if declares(self.rt(cluster), "status", "conditions") and not head_ready:
             # KubeRay sees the head pod ready in one reconcile and the whole cluster ready in
             # a later one: HeadPodReady first, `state: ready` a tick after.
-            self.write_status(
-                cluster, obj, self._provisioning_status(obj, [head, *filter(None, current)])
-            )
+            ready_pods = [head, *(p for p in current if p is not None)]
+            self.write_status(cluster, obj, self._provisioning_status(obj, ready_pods))
             return
         self.write_status(cluster, obj, ready_status(obj, conditions, head, service))
 

@@ -6,13 +6,16 @@ chosen here at random, so that nothing but the real run can produce it."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
 from e2e_support import Backend, NodeBackend
 
 from flarekit import Client
-from flarekit.cluster import Cluster, ClusterConfiguration, ClusterState
+from flarekit.cluster import Cluster, ClusterConfiguration, ClusterState, RayClientUnavailable
 from flarekit.job import DistributedJob, JobState, RayJob, TrainJob
 from kube_support import QUEUE_LABEL
 
@@ -200,3 +203,72 @@ def test_cluster_in_an_appwrapper_runs_ray_and_down_leaves_nothing_on_the_node(
     started = time.monotonic()
     backend.wait(lambda: not _node_containers(backend, namespace), "no container on the node")
     assert time.monotonic() - started < backend.timeout
+
+
+RAY_CLIENT = """
+import sys, ray
+ray.init(sys.argv[1])
+@ray.remote
+def triple(x):
+    return 3 * x
+print("triple", ray.get(triple.remote(int(sys.argv[2]))))
+print("nodes", len([n for n in ray.nodes() if n["Alive"]]))
+ray.shutdown()
+"""
+
+
+def test_ray_client_through_a_port_forward_to_the_head(
+    backend: Backend, namespace: str, client: Client, lq: str
+) -> None:
+    """Nothing exposes the head: `local_client_url()` forwards a local port to the head
+    pod's client port through the API server, and a Ray client runs a task through it."""
+    venv = Path(
+        subprocess.run(
+            [sys.executable, str(Path(__file__).parent / "ray_client_venv.py")],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    cluster = Cluster(_cluster("fwd", namespace, lq), client)
+    cluster.apply()
+
+    # What the forward needs is a running head pod (wait_ready, which also waits for the
+    # head's readiness probe, is the first test's): until then, the error says so.
+    def head_runs() -> bool:
+        try:
+            cluster.local_client_url()
+        except RayClientUnavailable:
+            return False
+        return True
+
+    backend.wait(head_runs, "the head pod runs")
+    cluster.close()
+    with cluster:
+        started = time.monotonic()
+        url = cluster.local_client_url()
+        setup = time.monotonic() - started
+        assert url.startswith("ray://127.0.0.1:")
+        assert cluster.local_client_url() == url  # the same forward, reused
+        number = random.randint(10_000, 99_999)
+        for _attempt in range(10):  # Ray's client server starts a little after the pod
+            run = subprocess.run(
+                [str(venv / "bin" / "python"), "-c", RAY_CLIENT, url, str(number)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            if run.returncode == 0 and "nodes 2" in run.stdout:
+                break
+            time.sleep(10)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert f"triple {3 * number}" in run.stdout
+        assert "nodes 2" in run.stdout  # the head and its worker
+        print(f"local_client_url() with its port-forward: {setup * 1000:.0f} ms")
+    assert [t for t in threading.enumerate() if t.name.startswith("flarekit-port-forward")] == []
+
+    # The scoped form: the forward ends with the block.
+    with cluster.local_client() as scoped:
+        assert scoped.startswith("ray://127.0.0.1:")
+    assert [t for t in threading.enumerate() if t.name.startswith("flarekit-port-forward")] == []
+    cluster.down(wait=True, **backend.waits)

@@ -108,3 +108,23 @@ def test_unknown_parameter_in_a_file_names_the_closest(fake: FakeCluster, tmp_pa
     line = one_error_line(result)
     assert "num_worker=2: not a ClusterConfiguration parameter" in line
     assert "num_workers" in line
+
+
+def test_port_forward_checks_its_ports_before_connecting() -> None:
+    for bad in ("abc", "0", "70000", "1:2:3", "99999:10001"):
+        result = flarekit(None, "cluster", "port-forward", "demo", bad)
+        assert result.code == ExitCode.USAGE_ERROR, result
+        line = one_error_line(result)
+        assert "PORTS must be [LOCAL:]REMOTE" in line and repr(bad) in line
+
+
+def test_port_forward_on_fakecluster_says_it_serves_none(fake: FakeCluster, namespace: str) -> None:
+    # FakeCluster runs no containers (docs/fakecluster.md): the forward fails as it starts.
+    applied = flarekit(fake, "cluster", "apply", "fwd", "--wait", "--timeout", "30",
+                       namespace=namespace)  # fmt: skip
+    assert applied.code == 0, applied
+    result = flarekit(fake, "cluster", "port-forward", "fwd", "0:10001", namespace=namespace)
+    assert result.code != 0
+    assert "pods/portforward" in result.err
+    assert "FakeCluster offers no port-forward" in result.err
+    assert "Traceback" not in result.err

@@ -41,8 +41,9 @@ def test_trainjob_submit_wait_logs_list_delete(fake: FakeCluster, namespace: str
     assert followed.code == 0 and followed.out == logs.out
 
     listed = flarekit(fake, "job", "list", namespace=namespace)
-    assert listed.out.splitlines()[-1].split() == ["train", "TrainJob", "Succeeded",
-                                                    "(AllJobsCompleted)", "lq"]  # fmt: skip
+    *row, age = listed.out.splitlines()[-1].split()
+    assert row == ["train", "TrainJob", "Succeeded", "(AllJobsCompleted)", "lq"]
+    assert age.endswith("s"), age  # AGE: seconds since it was created
     # -o yaml|json print the TrainJob as stored, as kubectl would
     as_list = yaml.safe_load(flarekit(fake, "job", "list", "-o", "yaml", namespace=namespace).out)
     assert (as_list["kind"], len(as_list["items"])) == ("List", 1)

@@ -123,7 +123,9 @@ def test_watch_prints_rows_as_they_change(fake: FakeCluster, namespace: str) -> 
     watched: list[Result] = []
     thread = threading.Thread(
         target=lambda: watched.append(
-            flarekit(fake, "cluster", "list", "-w", "--timeout", "4", namespace=namespace)
+            # Long enough for a first apply on a busy machine (it learns the releases the
+            # cluster serves: seconds) and the cluster's way to READY after it.
+            flarekit(fake, "cluster", "list", "-w", "--timeout", "20", namespace=namespace)
         )
     )
     thread.start()

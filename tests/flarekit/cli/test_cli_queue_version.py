@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -42,6 +44,28 @@ def test_version_shows_client_models_and_server(fake: FakeCluster) -> None:
     assert data["server"].get("releases") or data["server"].get("api_groups")
     table = flarekit(fake, "version")
     assert table.out.startswith("flarekit ") and "KubeRay" in table.out
+    releases = flarekit(fake, "version", "--releases")
+    assert releases.code == 0, releases
+    assert "release v" in releases.out  # which KubeRay, Kueue... release the server runs
+
+
+def test_plain_version_is_one_discovery_request_and_imports_no_compat(fake: FakeCluster) -> None:
+    """``flarekit version`` answers from discovery: two short reads (/version, /apis), no
+    CRD reads and no import of the version shims (which pull in the kubernetes client: the
+    seconds ``version`` used to take)."""
+    before = len(fake.requests)
+    script = (
+        "import sys; from flarekit.cli import main; "
+        f"code = main(['version', '--kubeconfig', {str(fake.kubeconfig_path)!r}]); "
+        "print('compat imported:', 'flarekit.compat' in sys.modules); sys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("compat imported: False"), done.stdout
+    paths = sorted(r.path for r in fake.requests[before:])
+    assert paths == ["/apis", "/version"], paths
 
 
 def test_version_without_negotiation_lists_served_groups(

@@ -259,3 +259,11 @@ def test_dashboard_client_goes_through_the_api_server_when_nothing_exposes_it(
     assert not cluster.is_dashboard_ready()
     fc.create(route("r2", ns, "via-head-svc", host="via.example.com"))
     assert cluster.dashboard_client().address == "http://via.example.com:80"
+
+
+def test_job_client_is_the_dashboard_client_as_codeflare_names_it(
+    fc: FakeCluster, client: Client, ns: str
+) -> None:
+    cluster = Cluster(ClusterConfiguration("named", namespace=ns), client).apply()
+    fc.create(route("r3", ns, "named-head-svc", host="named.example.com"))
+    assert cluster.job_client.address == "http://named.example.com:80"

@@ -16,6 +16,7 @@ from fake_dashboard import FakeDashboard, Reply, job
 from flarekit import Client, Cluster, ClusterConfiguration, from_kubeconfig
 from flarekit.cli import _ray, main
 from flarekit_testing import FakeCluster, RayClusterController
+from terminal_support import interrupt_flarekit
 
 
 @dataclass
@@ -317,3 +318,39 @@ def test_runtime_env_from_a_file_json_and_flags_merges_in_that_order(
         "env_vars": {"A": "from-file", "B": "from-flag"},
         "config": {"setup_timeout_seconds": 60},
     }
+
+
+def _running_forever(dashboard: FakeDashboard) -> None:
+    dashboard.route("POST", "/api/jobs/", Reply(body={"submission_id": "train-1"}))
+    dashboard.route("GET", "/api/jobs/train-1", Reply(body=job("train-1")))
+    dashboard.route("GET", "/api/jobs/train-1/logs", Reply(body={"logs": "epoch 1\n"}))
+
+
+def test_a_submit_that_times_out_says_the_job_keeps_running_and_how_to_stop_it(
+    dashboard: FakeDashboard,
+) -> None:
+    _running_forever(dashboard)
+    run = flarekit("ray", "job", "submit", "--address", dashboard.url, "--timeout", "0.2",
+                   "--", "python", "train.py")  # fmt: skip
+    assert run.code == 5, run
+    assert one_error(run) == (
+        "error: timed out after 0.2s (last status: RUNNING); Ray job train-1 keeps running on "
+        f"the cluster: stop it with `flarekit ray job stop train-1 --address {dashboard.url}`"
+    )
+
+
+def test_ctrl_c_during_submit_says_the_job_keeps_running_and_how_to_stop_it(
+    dashboard: FakeDashboard,
+) -> None:
+    """Ctrl-C in a terminal, on a real ``flarekit`` process following the job's output."""
+    _running_forever(dashboard)
+    screen = interrupt_flarekit(
+        ["ray", "job", "submit", "--address", dashboard.url, "--", "python", "train.py"],
+        ready=lambda shown: "epoch 1" in shown,
+    )
+    assert screen.code == 130, screen
+    assert screen.lines[-1] == (
+        "error: interrupted; Ray job train-1 keeps running on the cluster: stop it with "
+        f"`flarekit ray job stop train-1 --address {dashboard.url}`"
+    ), screen.lines
+    assert dashboard.count("POST", "/api/jobs/train-1/stop") == 0  # left running, as it says

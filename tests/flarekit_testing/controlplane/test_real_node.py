@@ -7,12 +7,15 @@ halfway."""
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from flarekit import Client, PortForwardError, from_kubeconfig
 from flarekit_testing import ControlPlane
 from flarekit_testing.controlplane import ComponentFailed
 from flarekit_testing.controlplane._cgroups import hierarchies
@@ -120,6 +123,80 @@ def test_pods_find_each_other_through_a_service_and_the_cluster_dns(plane: Contr
         "GET", f"/api/v1/namespaces/{namespace}/services/files:80/proxy/", expect_json=False
     )
     assert "Directory listing" in listing
+
+
+ECHO = r"""
+import socket, threading
+server = socket.create_server(("0.0.0.0", 7000))
+print("listening", flush=True)
+def echo(conn):
+    with conn:
+        while data := conn.recv(65536):
+            conn.sendall(data)
+while True:
+    threading.Thread(target=echo, args=(server.accept()[0],), daemon=True).start()
+"""
+
+
+def _echoed(port: int, payload: bytes) -> tuple[bytes, float]:
+    """What a TCP echo through 127.0.0.1:`port` sends back, and the seconds it took."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        sender = threading.Thread(target=conn.sendall, args=(payload,))
+        sender.start()
+        received = bytearray()
+        while len(received) < len(payload):
+            chunk = conn.recv(1 << 16)
+            if not chunk:
+                break
+            received += chunk
+        sender.join()
+    return bytes(received), time.monotonic() - started
+
+
+def test_a_port_forward_through_the_api_server_reaches_a_pods_port(plane: ControlPlane) -> None:
+    namespace = _namespace(plane, "forward")
+    echo = _pod("echo", ["python", "-c", ECHO])
+    plane.create({**echo, "metadata": {"name": "echo", "namespace": namespace}})
+    _wait_phase(plane, namespace, "echo", ("Running",))
+    log_path = f"/api/v1/namespaces/{namespace}/pods/echo/log"
+    plane._wait(
+        lambda: "listening" in plane.rest.request("GET", log_path, expect_json=False),
+        "the echo server listens",
+        timeout=60,
+    )
+    with Client(from_kubeconfig(plane.kubeconfig_path)) as client:
+        with client.port_forward("echo", 7000, namespace=namespace) as forward:
+            assert forward.setup_seconds is not None
+            # Random bytes, two connections at once: each has its own stream.
+            payloads = [os.urandom(4 << 20), os.urandom(1 << 16)]
+            results: dict[int, tuple[bytes, float]] = {}
+
+            def run(n: int) -> None:
+                results[n] = _echoed(forward.local_port, payloads[n])
+
+            threads = [threading.Thread(target=run, args=(n,)) for n in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(120)
+            assert [results[n][0] == payloads[n] for n in range(2)] == [True, True]
+            assert forward.errors == []
+        seconds = results[0][1]
+        print(
+            f"port-forward set up in {forward.setup_seconds * 1000:.0f} ms; 4 MiB echoed in "
+            f"{seconds:.2f} s ({2 * 4 / seconds:.1f} MiB/s both ways)"
+        )
+
+        # A port nothing listens on: the node says so on the error channel.
+        with client.port_forward("echo", 7001, namespace=namespace) as refused:
+            with socket.create_connection(("127.0.0.1", refused.local_port), timeout=60) as conn:
+                conn.sendall(b"anyone?")
+                assert conn.recv(10) == b""
+            plane._wait(lambda: bool(refused.errors), "the node's error", timeout=30)
+        assert isinstance(refused.errors[0], PortForwardError)
+        assert "7001" in str(refused.errors[0])
+    assert [t for t in threading.enumerate() if t.name.startswith("flarekit-port-forward")] == []
 
 
 def _leftovers(directory: Path, cgroup: str, netns: int | None) -> list[str]:

@@ -14,10 +14,11 @@ from flarekit._lazy import lazy_module
 
 if TYPE_CHECKING:
     from flarekit.cluster._endpoints._client_url import CLIENT_PORT as CLIENT_PORT
+    from flarekit.cluster._endpoints._client_url import ClientAddress as ClientAddress
     from flarekit.cluster._endpoints._client_url import (
         RayClientUnavailable as RayClientUnavailable,
     )
-    from flarekit.cluster._endpoints._client_url import local_client_url as local_client_url
+    from flarekit.cluster._endpoints._client_url import client_address as client_address
     from flarekit.cluster._endpoints._dashboard import (
         DEFAULT_DASHBOARD_PORT as DEFAULT_DASHBOARD_PORT,
     )
@@ -35,8 +36,9 @@ __getattr__, __dir__, __all__ = lazy_module(
     {
         "flarekit.cluster._endpoints._client_url": (
             "CLIENT_PORT",
+            "ClientAddress",
             "RayClientUnavailable",
-            "local_client_url",
+            "client_address",
         ),
         "flarekit.cluster._endpoints._dashboard": (
             "DEFAULT_DASHBOARD_PORT",

@@ -1,4 +1,4 @@
-"""The address a Ray client (`ray.init("ray://...")`) connects to, read from the cluster.
+"""Where a Ray client (`ray.init("ray://...")`) connects to, read from the cluster.
 
 Why: `Cluster.cluster_uri()` composes the in-cluster address from KubeRay's naming and works
 before the cluster exists; a user about to call `ray.init` wants an address that leads
@@ -6,11 +6,13 @@ somewhere. So :func:`local_client_url` reads what is there: the RayCluster (its 
 name as KubeRay reports it), the head Service itself and its ``client`` port, and any Route,
 Ingress or HTTPRoute that exposes that port outside the cluster (codeflare-sdk's
 `local_client_url()` looks for the same). Each missing piece is an error saying which, and
-why it may be missing. Every read goes through the `Client`.
+why it may be missing. Every read goes through the `Client`. When nothing exposes the port,
+`Cluster.local_client_url()` forwards a local port to the head pod (see `_forward`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -26,7 +28,13 @@ if TYPE_CHECKING:
     from flarekit.client import Client
     from flarekit_models.core.v1 import ServicePort
 
-__all__ = ["CLIENT_PORT", "CLIENT_PORT_NAME", "RayClientUnavailable", "local_client_url"]
+__all__ = [
+    "CLIENT_PORT",
+    "CLIENT_PORT_NAME",
+    "ClientAddress",
+    "RayClientUnavailable",
+    "client_address",
+]
 
 #: The Ray client server port on the head Service, and the name KubeRay gives it.
 CLIENT_PORT = 10001
@@ -44,14 +52,16 @@ class RayClientUnavailable(LookupError):
         super().__init__(f"Ray cluster {namespace}/{cluster} has no Ray client address: {why}")
 
 
-def _client_port(ports: list[ServicePort], namespace: str, cluster: str, service: str) -> int:
+def _client_port(
+    ports: list[ServicePort], namespace: str, cluster: str, service: str
+) -> ServicePort:
     """The Service port named ``client`` (KubeRay's name), else the one numbered 10001."""
     for port in ports:
         if port.name == CLIENT_PORT_NAME:
-            return port.port
+            return port
     for port in ports:
         if port.port == CLIENT_PORT:
-            return port.port
+            return port
     listed = ", ".join(f"{p.name or '<unnamed>'}={p.port}" for p in ports) or "none"
     raise RayClientUnavailable(
         namespace,
@@ -74,11 +84,23 @@ def _exposed_host(client: Client, namespace: str, service: str, port: int) -> st
     return urlsplit(uri).hostname
 
 
-def local_client_url(client: Client, namespace: str, cluster: str) -> str:
-    """The Ray client address of `cluster`: ``ray://<host>`` when a Route, Ingress or
-    HTTPRoute exposes its head Service's client port, else the in-cluster
-    ``ray://<head service>.<namespace>.svc:<client port>`` (what a notebook or job running in
-    the Kubernetes cluster connects to).
+@dataclass(frozen=True)
+class ClientAddress:
+    """Where a cluster's Ray client server is: the head Service and its client port, and the
+    host of what exposes that port outside the cluster (None: nothing does)."""
+
+    namespace: str
+    service: str
+    port: ServicePort
+    exposed_host: str | None
+
+    @property
+    def in_cluster(self) -> str:
+        return f"ray://{self.service}.{self.namespace}.svc:{self.port.port}"
+
+
+def client_address(client: Client, namespace: str, cluster: str) -> ClientAddress:
+    """Read where `cluster`'s Ray client server is.
 
     Raises `NotFound` when the RayCluster does not exist and :class:`RayClientUnavailable`
     when its head Service does not exist (yet) or has no client port.
@@ -105,7 +127,5 @@ def local_client_url(client: Client, namespace: str, cluster: str) -> str:
         ) from None
     spec = part(core_v1.ServiceSpec, found, "spec")
     port = _client_port(list(spec.ports or []) if spec else [], namespace, cluster, service)
-    host = _exposed_host(client, namespace, service, port)
-    if host:
-        return f"ray://{host}"
-    return f"ray://{service}.{namespace}.svc:{port}"
+    host = _exposed_host(client, namespace, service, port.port)
+    return ClientAddress(namespace, service, port, host or None)
