@@ -258,7 +258,7 @@ def _logs(args: argparse.Namespace) -> int:
         if args.node is not None:
             raise UsageError("--node reads one node; --prefix reads every pod: leave out one")
         text = job.logs(follow=args.follow, tail=args.tail, all_nodes=True)
-    elif isinstance(job, RayJob):
+    elif isinstance(job, flarekit.RayJob):
         if args.node is not None:
             raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
         text = job.logs(follow=args.follow, tail=args.tail)
