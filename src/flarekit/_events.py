@@ -17,8 +17,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from flarekit_models.core import v1 as core_v1
+
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit_models.core.v1 import Event
 
 __all__ = ["event_line", "events_about", "pod_names"]
@@ -32,11 +34,9 @@ def pod_names(
     client: Client, namespace: str, selectors: Iterable[Mapping[str, str]]
 ) -> list[Subject]:
     """("Pod", name) of every pod matching any of `selectors` (one list per selector)."""
-    from flarekit_models.core.v1 import Pod
-
     found: list[Subject] = []
     for selector in selectors:
-        for pod in client.list(Pod, namespace=namespace, label_selector=dict(selector)):
+        for pod in client.list(core_v1.Pod, namespace=namespace, label_selector=dict(selector)):
             if pod.metadata is not None and pod.metadata.name:
                 found.append(("Pod", pod.metadata.name))
     return found
@@ -48,16 +48,14 @@ def events_about(
     subjects: Iterable[Subject],
     *,
     workloads_of: Iterable[Subject] = (),
-) -> list[Event]:
+) -> list[core_v1.Event]:
     """The events in `namespace` about any of `subjects` ((kind, name) pairs), and about the
     Kueue Workloads made for `workloads_of`, oldest first (by when they were last seen, else
     first seen, else created). One request: the list of the namespace's events."""
-    from flarekit_models.core.v1 import Event
-
     wanted = set(subjects)
     prefixes = tuple(f"{kind.lower()}-{name}" for kind, name in workloads_of)
 
-    def about(event: Event) -> bool:
+    def about(event: core_v1.Event) -> bool:
         kind, name = event.involved_object.kind or "", event.involved_object.name or ""
         if (kind, name) in wanted:
             return True
@@ -65,7 +63,7 @@ def events_about(
             name.startswith(p) and _WORKLOAD_HASH.fullmatch(name[len(p) :]) for p in prefixes
         )
 
-    found = [event for event in client.list(Event, namespace=namespace) if about(event)]
+    found = [event for event in client.list(core_v1.Event, namespace=namespace) if about(event)]
     return sorted(found, key=_when)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
     from flarekit_models.meta.v1 import ObjectMeta
 
 __all__ = ["ConditionLike", "find_condition", "is_true", "labels_of", "metadata_of", "name_of"]

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from flarekit._json import JsonObject, JsonValue
+from flarekit._yaml import dump_yaml
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["Action", "ObjectChange", "Plan", "change_of", "owned_fields", "project"]
 
@@ -182,7 +183,6 @@ def _without_server_fields(obj: Mapping[str, Any] | None) -> dict[str, Any]:
 def _yaml(value: Any) -> list[str]:
     if not value:
         return []
-    from flarekit._yaml import dump_yaml
 
     return dump_yaml(value, sort_keys=True).splitlines(keepends=True)
 

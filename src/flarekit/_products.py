@@ -6,19 +6,24 @@ Plain constants: importing this costs nothing.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "APPWRAPPER_GROUP",
+    "CREATED_FROM",
     "JOBSET_GROUP",
     "JOBSET_LABEL",
     "KUBEFLOW_GROUP",
     "KUBERAY_GROUP",
     "KUEUE_GROUP",
+    "KUEUE_VERSIONS",
     "PRIORITY_LABEL",
     "PRODUCTS",
     "QUEUE_LABEL",
     "REPLICATED_JOB_LABEL",
     "SUBMITTER_JOB_LABEL",
     "TRAINER_GROUP",
+    "KueueVersion",
     "product_of",
 ]
 
@@ -28,6 +33,10 @@ TRAINER_GROUP = "trainer.kubeflow.org"
 KUBEFLOW_GROUP = "kubeflow.org"
 APPWRAPPER_GROUP = "workload.codeflare.dev"
 JOBSET_GROUP = "jobset.x-k8s.io"
+
+KueueVersion = Literal["v1beta2", "v1beta1"]
+#: The Kueue versions flarekit speaks, most preferred first.
+KUEUE_VERSIONS: tuple[KueueVersion, ...] = ("v1beta2", "v1beta1")
 
 #: What users call the software behind each API group, for "X is not installed" messages.
 PRODUCTS = {
@@ -51,6 +60,9 @@ SUBMITTER_JOB_LABEL = "job-name"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 #: ... and with the replicated job the pod belongs to.
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+#: The annotation an object created by flarekit's client carries: the digest of what its
+#: create sent (see `flarekit.client._fingerprint`).
+CREATED_FROM = "flarekit.dev/created-from"
 
 
 def product_of(group: str) -> str | None:

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flarekit._objects import metadata_of
-from flarekit.client._errors import ApiError, Conflict, Invalid, NotFound
+from flarekit.client import ApiError, Conflict, Invalid, NotFound
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
 
 __all__ = [
     "MARK",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from flarekit._validation import ConfigError, Problem, ValidationReport, check_labels
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeModel
+    from flarekit_models import KubeModel
 
 __all__ = [
     "MAX_ANNOTATION_BYTES",

@@ -17,16 +17,12 @@ import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from flarekit._quantity import QUANTITY_EXAMPLES, QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-
-    from flarekit_models.core.v1 import Taint, Toleration
-
-    M = TypeVar("M", Taint, Toleration)
 
 __all__ = [
     "DEFAULT_EXTENDED_RESOURCES",
@@ -48,8 +44,6 @@ __all__ = [
     "check_qualified_name",
     "check_quantity",
     "check_ray_image_version",
-    "check_taints",
-    "check_tolerations",
     "ray_version_of_image",
 ]
 
@@ -521,73 +515,3 @@ def check_image(report: ValidationReport, field: str, value: object, *, example:
         report.add(field, value, f"name longer than {_IMAGE_NAME_MAX} characters", expected)
         return False
     return True
-
-
-# --- tolerations and taints ----------------------------------------------------------------
-
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_OPERATORS = ("Exists", "Equal")
-
-
-def _choices(values: tuple[str, ...]) -> str:
-    return ", ".join(repr(v) for v in values)
-
-
-def _models(items: object, model: type[M]) -> list[tuple[int, M]]:
-    """The entries of `items` (models or their JSON) as models; entries the model refuses are
-    skipped (the model check that runs first has reported them)."""
-    from pydantic import ValidationError
-
-    out: list[tuple[int, M]] = []
-    for i, item in enumerate(items if isinstance(items, (list, tuple)) else ()):
-        if isinstance(item, model):
-            out.append((i, item))
-        elif isinstance(item, Mapping):
-            try:
-                out.append((i, model.model_validate(item)))
-            except ValidationError:
-                continue
-    return out
-
-
-def check_tolerations(report: ValidationReport, field: str, items: object) -> None:
-    """The values Kubernetes allows in tolerations (their models take any string): operator
-    ``Exists`` or ``Equal``, effect one of the taint effects or empty (all), no value with
-    ``Exists``, ``tolerationSeconds`` only with ``NoExecute``."""
-    from flarekit_models.core.v1 import Toleration
-
-    for i, item in _models(items, Toleration):
-        where = f"{field}[{i}]"
-        operator, effect = item.operator, item.effect
-        if operator not in (None, "", *_OPERATORS):
-            report.add(f"{where}.operator", operator, "not an operator", _choices(_OPERATORS))
-        if effect not in (None, "", *_TAINT_EFFECTS):
-            report.add(f"{where}.effect", effect, "not a taint effect", _choices(_TAINT_EFFECTS))
-        if operator == "Exists" and item.value:
-            report.add(f"{where}.value", item.value, "given with operator 'Exists'", "no value")
-        if item.toleration_seconds is not None and effect != "NoExecute":
-            report.add(
-                f"{where}.tolerationSeconds",
-                item.toleration_seconds,
-                f"given with effect {effect!r}",
-                "effect 'NoExecute' (the only effect that evicts), or no tolerationSeconds",
-            )
-        if item.key:
-            check_qualified_name(report, f"{where}.key", item.key)
-        elif operator != "Exists":
-            report.add(f"{where}.key", item.key, "empty with operator Equal", "a key, or 'Exists'")
-
-
-def check_taints(report: ValidationReport, field: str, items: object) -> None:
-    """The values Kubernetes allows in taints: a key and one of the three effects."""
-    from flarekit_models.core.v1 import Taint
-
-    for i, item in _models(items, Taint):
-        where = f"{field}[{i}]"
-        check_qualified_name(report, f"{where}.key", item.key)
-        if item.effect not in _TAINT_EFFECTS:
-            report.add(
-                f"{where}.effect", item.effect, "not a taint effect", _choices(_TAINT_EFFECTS)
-            )
-        if item.value:
-            check_label_value(report, f"{where}.value", item.value)

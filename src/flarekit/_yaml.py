@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from flarekit_models._base import KubeModel
+import flarekit_models
 
 if TYPE_CHECKING:
     from flarekit._json import JsonValue
+    from flarekit_models import KubeModel
 
 __all__ = ["dump_yaml", "to_yaml"]
 
@@ -51,5 +52,5 @@ def dump_yaml(data: JsonValue, *, sort_keys: bool) -> str:
 def to_yaml(obj: KubeModel | Mapping[str, JsonValue]) -> str:
     """A model (its JSON form: JSON names, only the fields set) or JSON data as YAML, keys
     sorted."""
-    data = obj.to_dict() if isinstance(obj, KubeModel) else dict(obj)
+    data = obj.to_dict() if isinstance(obj, flarekit_models.KubeModel) else dict(obj)
     return dump_yaml(data, sort_keys=True)

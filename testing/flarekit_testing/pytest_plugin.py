@@ -23,8 +23,7 @@ from typing import Any
 
 import pytest
 
-from flarekit_testing.apiserver import FakeCluster
-from flarekit_testing.apiserver._controllers import claim_failures
+from flarekit_testing.apiserver import FakeCluster, claim_failures
 
 __all__ = ["fake_cluster", "pytest_configure", "simulated_operators_raised_nothing"]
 

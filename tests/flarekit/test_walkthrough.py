@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from flarekit.walkthrough import main
-from flarekit.walkthrough._practice import leftovers
+from flarekit.walkthrough.backends import leftovers
 from flarekit_testing import (
     AppWrapperController,
     FakeCluster,

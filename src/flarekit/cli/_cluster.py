@@ -15,14 +15,18 @@ on 127.0.0.1 to a port of the cluster's head pod through the API server, until i
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.cluster
 from flarekit._json import JsonValue
-from flarekit._validation import ConfigError, Problem
+from flarekit._objects import metadata_of
+from flarekit._tables import Age
+from flarekit._yaml import dump_yaml
+from flarekit.cli._cluster_config import add_config_flags, cluster_config, config_from_args
 from flarekit.cli._common import (
     add_common,
     connect,
@@ -34,151 +38,22 @@ from flarekit.cli._common import (
 from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
-from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+from flarekit.cli._plan import add_diff, add_dry_run, dry_run_apply
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
-    from flarekit import Client, ClusterConfiguration
+    from flarekit import Client
 
 __all__ = ["cluster_config", "register"]
 
-GPU = "nvidia.com/gpu"
-
-
-def _init_fields(cls: type[DataclassInstance]) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls) if f.init and f.name != "_"]
-
-
-def add_config_flags(p: argparse.ArgumentParser, *, name_required: bool = False) -> None:
-    """The ClusterConfiguration flags (the most used parameters; ``--set`` reaches the rest)."""
-    p.add_argument("name", nargs=None if name_required else "?", help="the cluster's name")
-    p.add_argument("-f", "--filename", help="YAML/JSON file of ClusterConfiguration parameters")
-    p.add_argument("--image", help="Ray image (default: rayproject/ray:<ray version>)")
-    p.add_argument("--ray-version", help="the Ray version in the image (KubeRay's rayVersion)")
-    p.add_argument("--num-workers", type=int, help="workers in the main group")
-    p.add_argument("--min-workers", type=int, help="autoscaling lower bound")
-    p.add_argument("--max-workers", type=int, help="autoscaling upper bound")
-    p.add_argument("--worker-cpu", help="CPU of each worker, requests = limits (e.g. 2, 500m)")
-    p.add_argument("--worker-memory", help="memory of each worker, requests = limits (e.g. 8Gi)")
-    p.add_argument("--worker-gpus", type=int, help=f"{GPU} per worker")
-    p.add_argument("--head-cpu", help="CPU of the head, requests = limits")
-    p.add_argument("--head-memory", help="memory of the head, requests = limits")
-    p.add_argument("--head-gpus", type=int, help=f"{GPU} on the head")
-    p.add_argument("--local-queue", help="Kueue LocalQueue (default: the namespace's default)")
-    p.add_argument("--priority-class", help="Kueue WorkloadPriorityClass")
-    p.add_argument(
-        "--appwrapper",
-        action="store_const",
-        const=True,
-        help="wrap the RayCluster in an AppWrapper",
-    )
-    p.add_argument(
-        "--autoscaling", action="store_const", const=True, help="enable the Ray autoscaler"
-    )
-    p.add_argument("--env", action="append", metavar="KEY=VALUE", help="environment variable")
-    p.add_argument("--label", action="append", metavar="KEY=VALUE", help="label on the cluster")
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="NAME=VALUE",
-        help="any ClusterConfiguration parameter (value read as YAML), e.g. enable_gcs_ft=true",
-    )
-
-
-def _flag_params(args: argparse.Namespace) -> dict[str, object]:
-    both = {
-        "worker_cpu": args.worker_cpu,
-        "worker_memory": args.worker_memory,
-        "head_cpu": args.head_cpu,
-        "head_memory": args.head_memory,
-    }
-    out: dict[str, object] = {
-        "name": args.name,
-        "image": args.image,
-        "ray_version": args.ray_version,
-        "num_workers": args.num_workers,
-        "min_workers": args.min_workers,
-        "max_workers": args.max_workers,
-        "local_queue": args.local_queue,
-        "priority_class": args.priority_class,
-        "appwrapper": args.appwrapper,
-        "enable_autoscaling": args.autoscaling,
-    }
-    for flag, value in both.items():
-        if value is not None:
-            out[f"{flag}_requests"] = out[f"{flag}_limits"] = value
-    for part, gpus in (("worker", args.worker_gpus), ("head", args.head_gpus)):
-        if gpus is not None:
-            out[f"{part}_extended_resource_requests"] = {GPU: gpus}
-    return out
-
-
-def cluster_config(
-    params: Mapping[str, object], namespace: str | None = None, *, where: str = ""
-) -> ClusterConfiguration:
-    """A validated ClusterConfiguration from parameter names and values (``worker_groups``
-    as a list of mappings); `where` prefixes field names in errors (``cluster_config.``)."""
-    from flarekit import ClusterConfiguration, WorkerGroup
-
-    params = dict(params)
-    check_names(params, _init_fields(ClusterConfiguration), "ClusterConfiguration", where)
-    if namespace is not None:
-        params["namespace"] = namespace
-    groups = params.get("worker_groups") or []
-    if not isinstance(groups, list):
-        raise ConfigError(
-            [Problem(f"{where}worker_groups", groups, "expected a list", "a list of mappings")]
-        )
-    built = []
-    for i, group in enumerate(groups):
-        path = f"{where}worker_groups[{i}]."
-        if not isinstance(group, Mapping):
-            raise ConfigError(
-                [Problem(path[:-1], group, "expected a mapping", "a mapping of parameters")]
-            )
-        check_names(group, _init_fields(WorkerGroup), "WorkerGroup", path)
-        if "name" not in group:
-            raise ConfigError([Problem(path + "name", None, "missing", "a group name")])
-        # The constructors check the values (read from YAML, so of any type) and name each
-        # wrong one: called through a Callable[..., T] they take them as they are.
-        group_of: Callable[..., WorkerGroup] = WorkerGroup
-        built.append(group_of(**{str(k): v for k, v in group.items()}))
-    if groups:
-        params["worker_groups"] = built
-    if not params.get("name"):
-        raise UsageError("the cluster needs a name: give it as an argument or as name: in -f")
-    config_of: Callable[..., ClusterConfiguration] = ClusterConfiguration
-    return config_of(**params)
-
-
-def config_from_args(args: argparse.Namespace) -> ClusterConfiguration:
-    """File, then flags, then ``--set``; ``--namespace`` wins over the file's namespace."""
-    from_file = load_file(args.filename)
-    flags = _flag_params(args)
-    merged = merge(from_file, flags, parse_set(args.set))
-    for key, flag, values in (("envs", "--env", args.env), ("labels", "--label", args.label)):
-        if values:
-            base = merged.get(key) or {}
-            if not isinstance(base, Mapping):
-                raise ConfigError([Problem(key, base, "expected a mapping", "KEY: VALUE pairs")])
-            merged[key] = {**base, **key_values(values, flag)}
-    return cluster_config(merged, args.namespace)
-
-
-# -- commands -----------------------------------------------------------------------------------
-
 
 def _apply(args: argparse.Namespace) -> int:
-    from flarekit import Cluster
-
     if args.dry_run != "none":
-        from flarekit.cli._plan import dry_run_apply
-
         return dry_run_apply(args)
     config = config_from_args(args)  # validated before connecting
     client = connect(args)
-    cluster = Cluster(config, client).apply(force=args.force, no_queue=args.no_queue)
+    cluster = flarekit.Cluster(config, client).apply(force=args.force, no_queue=args.no_queue)
     if args.wait:
         left = (
             f"Ray cluster {cluster.namespace}/{cluster.name} is left on the cluster: remove it "
@@ -193,15 +68,13 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from flarekit import NotFound, get_cluster
-
     client = connect(args)
     namespace = namespace_of(args, client)
     try:
-        cluster = get_cluster(args.name, namespace, client)
+        cluster = flarekit.get_cluster(args.name, namespace, client)
         resource = cluster.resource()
         deleted = cluster.down(wait=args.wait, timeout=args.timeout)
-    except NotFound:
+    except flarekit.NotFound:
         if not args.ignore_not_found:
             raise
         deleted = False
@@ -216,14 +89,12 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from flarekit import get_cluster
-
     if args.details and args.output != "table":
         raise UsageError(
             f"--details is a table; -o {args.output} prints the stored object: leave out one"
         )
     client = connect(args)
-    cluster = get_cluster(args.name, namespace_of(args, client), client)
+    cluster = flarekit.get_cluster(args.name, namespace_of(args, client), client)
     if args.output != "table":
         emit_objects([cluster.resource()], args.output, args.out, table="", single=True)
         return 0
@@ -235,26 +106,21 @@ _WIDE = ("KIND", "HEAD")
 
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
-    from flarekit import ALL_NAMESPACES, ClusterState
-    from flarekit._objects import metadata_of
-    from flarekit._tables import Age
-    from flarekit.cluster._lookup import ClusterList, find_clusters
-    from flarekit.cluster._wrapper import appwrapper_kind
-    from flarekit_models.ray.v1 import RayCluster
-
-    every = namespace == ALL_NAMESPACES
-    shape = ClusterList(namespace=namespace)
-    header = (*shape._header(), "AGE")
+    every = namespace == flarekit.ALL_NAMESPACES
+    shape = flarekit.cluster.ClusterList(namespace=namespace)
+    header = (*shape.header(), "AGE")
 
     def read() -> list[Listed]:
         rows = []
-        for found in find_clusters(client, namespace, label_selector=args.selector):
+        for found in flarekit.cluster.find_clusters(
+            client, namespace, label_selector=args.selector
+        ):
             s = found.status
-            if args.queued and s.state is not ClusterState.QUEUED:
+            if args.queued and s.state is not flarekit.ClusterState.QUEUED:
                 continue
             meta = metadata_of(found.resource)
             created = Age(meta.creation_timestamp if meta is not None else None)
-            row = (*ClusterList([s], namespace=namespace)._rows()[0], created)
+            row = (*flarekit.cluster.ClusterList([s], namespace=namespace).rows()[0], created)
             kind = type(found.resource).resource_info().kind
             wide = (*row, kind, s.head_address)
             rows.append(Listed((s.namespace, s.name, kind), row, wide, found.resource))
@@ -266,15 +132,13 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
         selected = f" with labels {args.selector}" if args.selector else ""
         return f"{what} {where}{selected}: {count}"
 
-    kinds = (RayCluster, appwrapper_kind(client))
+    kinds = (ray_v1.RayCluster, flarekit.cluster.appwrapper_kind(client))
     return Listing(header, (*header, *_WIDE), title, read, kinds)
 
 
 def _list(args: argparse.Namespace) -> int:
-    from flarekit import ALL_NAMESPACES
-
     client = connect(args)
-    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    namespace = flarekit.ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
     listing = _listing(client, namespace, args)
     if args.watch:
         watch(listing, client, namespace, args.output, args.out, timeout=args.timeout)
@@ -284,10 +148,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from flarekit.cluster import render
-
     config = config_from_args(args)  # validated as it is built: not checked a second time
-    data = render(config, validated=True).to_dict()
+    data = flarekit.cluster.render(config, validated=True).to_dict()
     text = json.dumps(data, indent=2) + "\n" if args.output == "json" else _yaml(data)
     if args.out_dir is None:
         args.out.write(text)
@@ -322,11 +184,9 @@ def _port_forward(args: argparse.Namespace) -> int:
     import contextlib
     import threading
 
-    from flarekit import get_cluster
-
     local, remote = _ports(args.ports)  # checked before connecting
     client = connect(args)
-    cluster = get_cluster(args.name, namespace_of(args, client), client)
+    cluster = flarekit.get_cluster(args.name, namespace_of(args, client), client)
     with cluster.port_forward(remote, local_port=local) as forward:
         args.err.write(
             f"Forwarding from 127.0.0.1:{forward.local_port} -> {remote} of pod "
@@ -339,15 +199,11 @@ def _port_forward(args: argparse.Namespace) -> int:
 
 
 def _yaml(data: Mapping[str, JsonValue]) -> str:
-    from flarekit._yaml import dump_yaml
-
     return dump_yaml(dict(data), sort_keys=False)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cluster`` and its subcommands."""
-    from flarekit.cli._plan import add_diff, add_dry_run
-
     group = commands.add_parser("cluster", help="Ray clusters", description=plain_text(__doc__))
     sub = group.add_subparsers(dest="action", required=True, metavar="ACTION")
 

@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import flarekit
 from flarekit.cli._output import GET_FORMATS, Format
 
 if TYPE_CHECKING:
@@ -92,14 +93,14 @@ def add_common(
     )
 
 
-def connect(args: argparse.Namespace) -> Client:
+def connect(args: argparse.Namespace) -> flarekit.Client:
     """A client for the cluster the options name: ``--kubeconfig`` / ``--context`` if given,
     else the usual places (a login, $KUBECONFIG or ~/.kube/config, the in-cluster account)."""
-    from flarekit import Client, from_kubeconfig
-
     if args.kubeconfig or args.context:
-        return Client(from_kubeconfig(args.kubeconfig, args.context), namespace=args.namespace)
-    return Client(namespace=args.namespace)
+        return flarekit.Client(
+            flarekit.from_kubeconfig(args.kubeconfig, args.context), namespace=args.namespace
+        )
+    return flarekit.Client(namespace=args.namespace)
 
 
 def namespace_of(args: argparse.Namespace, client: Client) -> str:

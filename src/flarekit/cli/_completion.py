@@ -21,6 +21,7 @@ import argparse
 import os
 from collections.abc import Callable
 
+from flarekit.cli._common import plain_text
 from flarekit.cli._exit import UsageError
 
 __all__ = ["SHELLS", "complete_if_asked", "register"]
@@ -56,8 +57,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``completion SHELL``."""
-    from flarekit.cli._common import plain_text
-
     p = commands.add_parser(
         "completion",
         help="shell code for TAB completion (bash, zsh or fish)",

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import flarekit.walkthrough.backends
 from flarekit.cli._common import seconds
 from flarekit.cli._exit import ExitCode
 
@@ -205,9 +206,7 @@ def _setup(args: argparse.Namespace) -> int:
             "the practice cluster needs the flarekit-testing distribution, which is not "
             "installed: pip install 'flarekit[testing]' (from a clone: pip install ./testing)"
         )
-    from flarekit_testing.local import ensure_torch
-
-    folder = ensure_torch()
+    folder = flarekit.walkthrough.backends.ensure_torch()
     args.out.write(f"PyTorch for the practice cluster's training pods: {folder}\n")
     return 0
 

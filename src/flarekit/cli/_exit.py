@@ -11,6 +11,13 @@ import contextlib
 import enum
 from collections.abc import Iterator
 
+import flarekit.client
+import flarekit.job
+import flarekit.ray
+from flarekit._validation import ConfigError
+from flarekit._wait import WaitError
+
+__all__ = ["ExitCode", "UsageError", "classify", "one_line"]
 __all__ = ["ExitCode", "LeftOnCluster", "UsageError", "classify", "leaving", "one_line"]
 
 
@@ -50,11 +57,11 @@ class LeftOnCluster(Exception):
     still there (it may be holding quota or running) and which command removes it."""
 
     def __init__(self, cause: BaseException, left: str) -> None:
-        from flarekit.ray import RayJobTimeout
-
         if isinstance(cause, KeyboardInterrupt):
             why = "interrupted"
-        elif isinstance(cause, RayJobTimeout):  # its own message speaks Python (stop(...))
+        elif isinstance(
+            cause, flarekit.ray.RayJobTimeout
+        ):  # its own message speaks Python (stop(...))
             why = f"timed out after {cause.timeout:g}s (last status: {cause.last_status})"
         else:
             why = one_line(cause)
@@ -88,12 +95,6 @@ def one_line(exc: BaseException) -> str:
 
 def classify(exc: BaseException) -> ExitCode:
     """The exit code for an exception raised while running a command."""
-    from flarekit._validation import ConfigError
-    from flarekit._wait import WaitError
-    from flarekit.client._errors import ApiError, KubeconfigError
-    from flarekit.job._packaging import PackagingError
-    from flarekit.job._runtimes import RuntimeNotFound
-    from flarekit.ray import RayJobTimeout, RayJobValidationError
 
     if isinstance(exc, LeftOnCluster):
         return classify(exc.cause)
@@ -101,13 +102,19 @@ def classify(exc: BaseException) -> ExitCode:
         return ExitCode.INTERRUPTED
     if isinstance(exc, UsageError):
         return ExitCode.USAGE_ERROR
-    if isinstance(exc, ConfigError | RuntimeNotFound | PackagingError | RayJobValidationError):
+    if isinstance(
+        exc,
+        ConfigError
+        | flarekit.job.RuntimeNotFound
+        | flarekit.job.PackagingError
+        | flarekit.ray.RayJobValidationError,
+    ):
         return ExitCode.VALIDATION_ERROR  # QueueNotFound is a ConfigError
-    if isinstance(exc, KubeconfigError):
+    if isinstance(exc, flarekit.client.KubeconfigError):
         return ExitCode.NO_CLUSTER
-    if isinstance(exc, WaitError | RayJobTimeout):
+    if isinstance(exc, WaitError | flarekit.ray.RayJobTimeout):
         return ExitCode.WAIT_FAILED
-    if isinstance(exc, ApiError | LookupError):
+    if isinstance(exc, flarekit.client.ApiError | LookupError):
         return ExitCode.API_ERROR  # also NotServed, DashboardNotExposed, "no pod yet"
     if (type(exc).__module__ or "").startswith("flarekit."):
         return ExitCode.API_ERROR  # the facade's state errors, such as RayJobError

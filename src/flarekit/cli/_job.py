@@ -22,9 +22,14 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.job
+from flarekit._events import event_line
+from flarekit._objects import metadata_of
 from flarekit._tables import Age
 from flarekit._validation import ConfigError, Problem
-from flarekit.cli._cluster import cluster_config
+from flarekit._wait import wait_until
+from flarekit.cli._cluster_config import cluster_config
 from flarekit.cli._common import (
     add_common,
     connect,
@@ -37,11 +42,13 @@ from flarekit.cli._exit import UsageError, leaving
 from flarekit.cli._listing import Listed, Listing, add_listing_flags, show, watch
 from flarekit.cli._output import DELETE_FORMATS, LIST_FORMATS, emit, emit_objects, object_name
 from flarekit.cli._params import check_names, key_values, load_file, merge, parse_set
+from flarekit_models.ray import v1 as ray_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
     from flarekit import Client, RayJob, TrainJob
     from flarekit.job import JobStatus
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["JobNotFound", "register"]
 
@@ -62,16 +69,16 @@ def _kind_of(value: object, source: str) -> str:
 
 
 def _trainjob_params() -> list[str]:
-    from flarekit import TrainJob
-
-    names = inspect.signature(TrainJob.__init__).parameters
+    names = inspect.signature(flarekit.TrainJob.__init__).parameters
     return [n for n in names if n not in _NOT_FROM_FILES]
 
 
 def _rayjob_params() -> list[str]:
-    from flarekit import RayJob
-
-    return [f.name for f in dataclasses.fields(RayJob) if f.init and f.name not in _NOT_FROM_FILES]
+    return [
+        f.name
+        for f in dataclasses.fields(flarekit.RayJob)
+        if f.init and f.name not in _NOT_FROM_FILES
+    ]
 
 
 def _flags(args: argparse.Namespace, kind: str) -> dict[str, object]:
@@ -161,30 +168,32 @@ def _added(value: object, pairs: Mapping[str, str], name: str) -> dict[str, obje
     return {**{str(k): v for k, v in value.items()}, **pairs}
 
 
-def make_job(kind: str, params: Mapping[str, object], client: Client | None) -> RayJob | TrainJob:
+def make_job(
+    kind: str, params: Mapping[str, object], client: Client | None
+) -> flarekit.RayJob | flarekit.TrainJob:
     """The job, validated as a whole (`ConfigError` lists every problem); nothing is sent."""
-    from flarekit import RayJob, TrainJob
-
     # The constructors check the values (read from YAML, so of any type) and name each wrong
     # one: called through a Callable[..., T] they take them as they are.
-    job_of: Callable[..., RayJob | TrainJob] = TrainJob if kind == "trainjob" else RayJob
+    job_of: Callable[..., flarekit.RayJob | flarekit.TrainJob] = (
+        flarekit.TrainJob if kind == "trainjob" else flarekit.RayJob
+    )
     return job_of(**params, client=client)
 
 
 # -- finding an existing job -----------------------------------------------------------------
 
 
-def find_job(client: Client, namespace: str, name: str, kind: str | None) -> RayJob | TrainJob:
+def find_job(
+    client: Client, namespace: str, name: str, kind: str | None
+) -> flarekit.RayJob | flarekit.TrainJob:
     """The RayJob or TrainJob `name` (``kind`` None: whichever exists; both is ambiguous)."""
-    from flarekit import NotFound, RayJob, TrainJob
-
-    found: list[RayJob | TrainJob] = []
+    found: list[flarekit.RayJob | flarekit.TrainJob] = []
     if kind in (None, "rayjob"):
-        with contextlib.suppress(NotFound):
-            found.append(RayJob.from_existing(name, namespace, client=client))
+        with contextlib.suppress(flarekit.NotFound):
+            found.append(flarekit.RayJob.from_existing(name, namespace, client=client))
     if kind in (None, "trainjob"):
-        with contextlib.suppress(NotFound):
-            found.append(TrainJob.from_existing(name, namespace, client=client))
+        with contextlib.suppress(flarekit.NotFound):
+            found.append(flarekit.TrainJob.from_existing(name, namespace, client=client))
     if len(found) > 1:
         raise UsageError(
             f"both a RayJob and a TrainJob are named {name!r} in namespace {namespace!r}: "
@@ -217,13 +226,11 @@ def _submit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resource(client: Client, job: RayJob | TrainJob) -> KubeResource:
+def _resource(client: Client, job: flarekit.RayJob | TrainJob) -> KubeResource:
     """The job's object as stored (what ``-o yaml|json|name`` print)."""
-    from flarekit import RayJob
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-    kind: type[KubeResource] = RayJobModel if isinstance(job, RayJob) else TrainJobModel
+    kind: type[KubeResource] = (
+        ray_v1.RayJob if isinstance(job, flarekit.RayJob) else trainer_v1alpha1.TrainJob
+    )
     return client.get(kind, job.name, namespace=job.namespace)
 
 
@@ -244,8 +251,6 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _logs(args: argparse.Namespace) -> int:
-    from flarekit import RayJob
-
     client = connect(args)
     namespace = namespace_of(args, client)
     job = find_job(client, namespace, args.name, args.kind)
@@ -253,7 +258,7 @@ def _logs(args: argparse.Namespace) -> int:
         if args.node is not None:
             raise UsageError("--node reads one node; --prefix reads every pod: leave out one")
         text = job.logs(follow=args.follow, tail=args.tail, all_nodes=True)
-    elif isinstance(job, RayJob):
+    elif isinstance(job, flarekit.RayJob):
         if args.node is not None:
             raise UsageError("--node is a trainjob option (a RayJob has one submitter log)")
         text = job.logs(follow=args.follow, tail=args.tail)
@@ -272,21 +277,17 @@ def _stopped(status: JobStatus) -> bool:
     """Whether the operators have stopped the job: KubeRay reports a RayJob Suspended (it
     passes through Suspending while it deletes the job's cluster), a TrainJob reads as
     Suspended; a job that ended meanwhile is left as it ended."""
-    from flarekit.job import JobState, RayJobStatus
-
     if status.finished:
         return True
-    if isinstance(status, RayJobStatus):
+    if isinstance(status, flarekit.job.RayJobStatus):
         return status.deployment_status == "Suspended"
-    return status.state is JobState.SUSPENDED
+    return status.state is flarekit.job.JobState.SUSPENDED
 
 
 def _stop(args: argparse.Namespace) -> int:
     """Ask for the stop, then (unless --no-wait) wait until the operators have stopped the
     job: right after the request a queued job still reads as it was (Running), since Kueue
     and the job's operator act on it only afterwards."""
-    from flarekit._wait import wait_until
-
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
     status = job.stop()
@@ -319,8 +320,6 @@ def _resume(args: argparse.Namespace) -> int:
 def _events(args: argparse.Namespace) -> int:
     """The Kubernetes events about the job, its operators' objects and its pods, oldest
     first: where a job that does not start says why (quota, scheduling, image pulls)."""
-    from flarekit._events import event_line
-
     client = connect(args)
     job = find_job(client, namespace_of(args, client), args.name, args.kind)
     found = job.events()
@@ -362,14 +361,11 @@ def list_jobs(
 ) -> list[Listed]:
     """Every RayJob and TrainJob in `namespace` (`ALL_NAMESPACES` for all) with its state,
     sorted by namespace, name and kind (kinds the cluster does not serve are skipped)."""
-    from flarekit._objects import metadata_of
-    from flarekit.job._listing import JobKind, find_jobs
-
     rows: list[Listed] = []
-    chosen: JobKind | None = "rayjob" if kind == "rayjob" else None
+    chosen: flarekit.job.JobKind | None = "rayjob" if kind == "rayjob" else None
     if kind == "trainjob":
         chosen = "trainjob"
-    for job in find_jobs(client, namespace, chosen, label_selector):
+    for job in flarekit.job.find_jobs(client, namespace, chosen, label_selector):
         s = job.status
         meta = metadata_of(job.resource)
         created = Age(meta.creation_timestamp if meta is not None else None)
@@ -387,11 +383,7 @@ def _row(
 
 
 def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listing:
-    from flarekit import ALL_NAMESPACES
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-    every = namespace == ALL_NAMESPACES
+    every = namespace == flarekit.ALL_NAMESPACES
     header: tuple[str, ...] = ("NAME", "KIND", "STATE", "QUEUE", "AGE")
 
     def read() -> list[Listed]:
@@ -407,17 +399,15 @@ def _listing(client: Client, namespace: str, args: argparse.Namespace) -> Listin
 
     if every:
         header = ("NAMESPACE", *header)
-    kinds = {"rayjob": (RayJobModel,), "trainjob": (TrainJobModel,)}.get(
-        args.kind or "", (RayJobModel, TrainJobModel)
+    kinds = {"rayjob": (ray_v1.RayJob,), "trainjob": (trainer_v1alpha1.TrainJob,)}.get(
+        args.kind or "", (ray_v1.RayJob, trainer_v1alpha1.TrainJob)
     )
     return Listing(header, (*header, "MESSAGE"), title, read, kinds)
 
 
 def _list(args: argparse.Namespace) -> int:
-    from flarekit import ALL_NAMESPACES
-
     client = connect(args)
-    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    namespace = flarekit.ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
     listing = _listing(client, namespace, args)
     if args.watch:
         watch(listing, client, namespace, args.output, args.out, timeout=args.timeout)

@@ -18,13 +18,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
+import flarekit
 from flarekit._tables import text_table
 from flarekit.cli._common import seconds
 from flarekit.cli._output import Format, dump, emit_objects, object_name
 
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["Listed", "Listing", "add_listing_flags", "show", "watch"]
 
@@ -109,12 +110,10 @@ def _watch_kind(
     timeout: float | None,
     events: queue.Queue[BaseException | None],
 ) -> None:
-    from flarekit import NotFound
-
     try:
         for _ in client.watch(kind, namespace=namespace, timeout=timeout):
             events.put(None)
-    except NotFound:
+    except flarekit.NotFound:
         return  # the kind is not served here: nothing of it can change
     except BaseException as exc:  # the main thread reports it
         events.put(exc)

@@ -19,9 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from flarekit._json import JsonValue
+from flarekit._objects import name_of
+from flarekit._yaml import dump_yaml
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = [
     "DATA_FORMATS",
@@ -74,7 +76,6 @@ def to_data(value: object) -> JsonValue:
 def dump(data: JsonValue, fmt: Format) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
-    from flarekit._yaml import dump_yaml
 
     return dump_yaml(data, sort_keys=False)
 
@@ -91,8 +92,6 @@ def emit(value: object, fmt: Format, out: TextIO, *, table: str | None = None) -
 
 def object_name(obj: KubeResource) -> str:
     """kubectl's ``-o name`` form: ``raycluster.ray.io/demo`` (``pod/x`` for the core group)."""
-    from flarekit._objects import name_of
-
     info = type(obj).resource_info()
     kind = info.kind.lower() + (f".{info.group}" if info.group else "")
     return f"{kind}/{name_of(obj)}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 
+import flarekit.client
 from flarekit._validation import ConfigError, Problem
 from flarekit.cli._exit import UsageError
 
@@ -33,12 +34,13 @@ def load_file(path: str | None) -> dict[str, object]:
     """
     if path is None:
         return {}
-    from flarekit.client._input_files import InputError, decode, load_text, read_file
 
     what = "config file " + ("on standard input" if path == "-" else path)
     try:
-        data = load_text(decode(read_file(path, what), what), what)
-    except InputError as exc:
+        data = flarekit.client.load_text(
+            flarekit.client.decode(flarekit.client.read_file(path, what), what), what
+        )
+    except flarekit.client.InputError as exc:
         raise UsageError(str(exc)) from None
     if data is None:
         return {}
@@ -54,15 +56,13 @@ def _scalar(text: str, flag: str = "--set") -> object:
     """A flag value read as YAML (``3`` -> 3, ``true`` -> True, ``[a, b]`` -> a list), so
     ``--set`` reaches parameters of any type; text that is not YAML stays text. Read with
     the bounds of files: an alias bomb on the command line is refused as one."""
-    from flarekit.client._input_files import InputError, InputTooLarge, load_text
-
     if not text.strip():
         return text
     try:
-        return load_text(text, f"the {flag} value")
-    except InputTooLarge as exc:
+        return flarekit.client.load_text(text, f"the {flag} value")
+    except flarekit.client.InputTooLarge as exc:
         raise UsageError(str(exc)) from None
-    except InputError:
+    except flarekit.client.InputError:
         return text
 
 

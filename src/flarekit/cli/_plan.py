@@ -13,7 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+import flarekit
+from flarekit.cli._cluster_config import add_config_flags, config_from_args
+from flarekit.cli._common import add_common, connect, plain_text
 from flarekit.cli._exit import ExitCode, UsageError, classify, one_line
+from flarekit.cli._output import dump
 
 if TYPE_CHECKING:
     from flarekit._plan import Plan
@@ -35,20 +39,16 @@ def add_dry_run(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan(args: argparse.Namespace) -> Plan:
-    from flarekit import Cluster
-    from flarekit.cli._cluster import config_from_args
-    from flarekit.cli._common import connect
-
     config = config_from_args(args)  # validated before connecting
     no_queue = bool(getattr(args, "no_queue", False))  # apply's flag; diff has none
-    return Cluster(config, connect(args)).apply(force=args.force, no_queue=no_queue, dry_run=True)
+    return flarekit.Cluster(config, connect(args)).apply(
+        force=args.force, no_queue=no_queue, dry_run=True
+    )
 
 
 def dry_run_apply(args: argparse.Namespace) -> int:
     """``cluster apply --dry-run=server``: kubectl's lines, or the objects as the server would
     store them (``-o yaml|json``)."""
-    from flarekit.cli._output import dump
-
     if args.dry_run == "client":
         raise UsageError("--dry-run=client: `flarekit cluster render` writes the object offline")
     if args.wait:
@@ -84,9 +84,6 @@ def _diff(args: argparse.Namespace) -> int:
 
 def add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cluster diff`` (the same parameters as ``cluster apply``)."""
-    from flarekit.cli._cluster import add_config_flags
-    from flarekit.cli._common import add_common, plain_text
-
     diff = sub.add_parser(
         "diff",
         help="what `cluster apply` would change (exit 0: nothing, 1: changes)",

@@ -31,6 +31,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.walkthrough
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
+
 if TYPE_CHECKING:
     from flarekit import Client
     from flarekit_testing import FakeCluster
@@ -43,23 +49,21 @@ QUEUE = "team-a-queue"
 
 def prepare(client: Client) -> None:
     """What an admin sets up before users arrive: namespace, queues, training runtime."""
-    from flarekit import ClusterQueueSpec, LocalQueueSpec, ResourceFlavorSpec, apply_all
-    from flarekit.walkthrough._runtime import torch_distributed_runtime
-    from flarekit_models.core.v1 import Namespace
-    from flarekit_models.meta.v1 import ObjectMeta
-    from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime
-
-    client.apply(Namespace(metadata=ObjectMeta(name=NAMESPACE)))
+    client.apply(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=NAMESPACE)))
     quota: dict[str, int | str] = {"cpu": 64, "memory": "256Gi", "nvidia.com/gpu": 8}
-    apply_all(
+    flarekit.apply_all(
         client,
         [
-            ResourceFlavorSpec("default-flavor", node_labels={}),
-            ClusterQueueSpec("team-a-cq", flavors={"default-flavor": quota}),
-            LocalQueueSpec(QUEUE, NAMESPACE, "team-a-cq", default=True),
+            flarekit.ResourceFlavorSpec("default-flavor", node_labels={}),
+            flarekit.ClusterQueueSpec("team-a-cq", flavors={"default-flavor": quota}),
+            flarekit.LocalQueueSpec(QUEUE, NAMESPACE, "team-a-cq", default=True),
         ],
     )
-    client.apply(ClusterTrainingRuntime.model_validate(torch_distributed_runtime()))
+    client.apply(
+        trainer_v1alpha1.ClusterTrainingRuntime.model_validate(
+            flarekit.walkthrough.torch_distributed_runtime()
+        )
+    )
 
 
 @contextlib.contextmanager
@@ -69,12 +73,9 @@ def practice_cluster(kubeconfig: Path, local: bool = True) -> Iterator[FakeClust
     `kubeconfig` and removed at the end."""
     import yaml
 
-    from flarekit import Client, from_kubeconfig
-    from flarekit.walkthrough._practice import start_practice_cluster
-
-    fake = start_practice_cluster(local=local)
+    fake = flarekit.walkthrough.backends.start_practice_cluster(local=local)
     try:
-        prepare(Client(from_kubeconfig(fake.kubeconfig_path)))
+        prepare(flarekit.Client(flarekit.from_kubeconfig(fake.kubeconfig_path)))
         config = yaml.safe_load(fake.kubeconfig_path.read_text(encoding="utf-8"))
         for context in config["contexts"]:
             context["context"]["namespace"] = NAMESPACE

@@ -9,30 +9,28 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.kueue
 from flarekit.cli._common import add_common, connect, namespace_of, plain_text
 from flarekit.cli._output import GET_FORMATS, emit, emit_objects
 
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["register"]
 
 
 def _local_queue_kind(client: Client) -> type[KubeResource]:
-    from flarekit.kueue._models import kueue_model
-
-    kind: type[KubeResource] = kueue_model(client, "LocalQueue")
+    kind: type[KubeResource] = flarekit.kueue.kueue_model(client, "LocalQueue")
     return kind
 
 
 def _list(args: argparse.Namespace) -> int:
-    from flarekit import ALL_NAMESPACES, list_queues
-
     client = connect(args)
-    namespace = ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
+    namespace = flarekit.ALL_NAMESPACES if args.all_namespaces else namespace_of(args, client)
     if args.output == "table":
-        emit(list_queues(client, namespace), "table", args.out)
+        emit(flarekit.list_queues(client, namespace), "table", args.out)
         return 0
     queues = client.list(_local_queue_kind(client), namespace=namespace)
     emit_objects(list(queues), args.output, args.out, table="")
@@ -40,11 +38,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from flarekit import queue_status
-
     client = connect(args)
     namespace = namespace_of(args, client)
-    status = queue_status(client, args.name, namespace)
+    status = flarekit.queue_status(client, args.name, namespace)
     if args.output == "table":
         emit(status, "table", args.out)
         return 0

@@ -30,7 +30,10 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.ray
 from flarekit._tables import text_table
+from flarekit._wait import WaitTimeout
 from flarekit.cli._common import (
     add_common,
     connect,
@@ -45,8 +48,7 @@ from flarekit.cli._params import key_values, load_file
 
 if TYPE_CHECKING:
     from flarekit._json import JsonValue
-    from flarekit.ray import JobDetails, RayJobClient
-    from flarekit.ray._jobs_models import SubmitRequest
+    from flarekit.ray import JobDetails, SubmitRequest
 
 __all__ = ["register"]
 
@@ -61,11 +63,9 @@ _FOREVER = 365 * 24 * 3600.0
 # -- the dashboard -------------------------------------------------------------------------------
 
 
-def _check_target(args: argparse.Namespace) -> Callable[[], RayJobClient]:
+def _check_target(args: argparse.Namespace) -> Callable[[], flarekit.ray.RayJobClient]:
     """Check where the dashboard is (usage errors, a malformed URL) without any request;
     returns what opens it (for ``--cluster``, that reads the cluster first)."""
-    from flarekit.ray import RayJobClient
-
     address = args.address
     if address is None and args.cluster is None:
         env = os.getenv("RAY_ADDRESS", "")
@@ -104,8 +104,8 @@ def _check_target(args: argparse.Namespace) -> Callable[[], RayJobClient]:
     elif args.certificate_authority is not None:
         verify = args.certificate_authority
 
-    def dashboard(url: str) -> RayJobClient:
-        return RayJobClient(url, headers=headers, verify=verify)
+    def dashboard(url: str) -> flarekit.ray.RayJobClient:
+        return flarekit.ray.RayJobClient(url, headers=headers, verify=verify)
 
     if address is not None:
         checked = dashboard(address)  # a malformed URL is refused here, before any request
@@ -116,10 +116,8 @@ def _check_target(args: argparse.Namespace) -> Callable[[], RayJobClient]:
 def _cluster_dashboard(args: argparse.Namespace) -> str:
     """The dashboard URL of the Ray cluster ``--cluster`` names (``DashboardNotExposed``,
     with the port-forward to use, when nothing exposes it)."""
-    from flarekit import get_cluster
-
     client = connect(args)
-    cluster = get_cluster(args.cluster, namespace_of(args, client), client)
+    cluster = flarekit.get_cluster(args.cluster, namespace_of(args, client), client)
     return cluster.cluster_dashboard_uri()
 
 
@@ -146,9 +144,7 @@ def _headers(items: Sequence[str] | None) -> dict[str, str]:
 
 def _job_id(value: str) -> str:
     """A submission id as the dashboard accepts it (checked before any request)."""
-    from flarekit.ray._jobs_validation import check_submission_id
-
-    return check_submission_id(value, "SUBMISSION_ID")
+    return flarekit.ray.check_submission_id(value, "SUBMISSION_ID")
 
 
 # -- what is printed -----------------------------------------------------------------------------
@@ -200,9 +196,7 @@ def _show(job: JobDetails, fmt: Format, out_table: str, args: argparse.Namespace
 def _failed(job: JobDetails, args: argparse.Namespace) -> int:
     """The exit code for a job a command waited for: 0 if it succeeded, else 5 with one
     ``error:`` line saying how it ended."""
-    from flarekit.ray import RayJobState
-
-    if job.status is RayJobState.SUCCEEDED:
+    if job.status is flarekit.ray.RayJobState.SUCCEEDED:
         return int(ExitCode.OK)
     why = f": {job.message.strip()}" if job.message else ""
     args.err.write(f"error: Ray job {_id_of(job)} ended {job.status.value}{why}\n")
@@ -255,9 +249,7 @@ def _runtime_env(args: argparse.Namespace) -> dict[str, object] | None:
 def _submit_request(args: argparse.Namespace) -> SubmitRequest:
     """The submission, every argument checked (nothing is sent); local directories of its
     runtime environment are uploaded by the submit itself."""
-    from flarekit.ray._jobs_validation import build_submit_request
-
-    return build_submit_request(
+    return flarekit.ray.build_submit_request(
         _entrypoint(args.command),
         submission_id=args.submission_id,
         runtime_env=_runtime_env(args),
@@ -334,9 +326,6 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    from flarekit._wait import WaitTimeout
-    from flarekit.ray import RayJobTimeout
-
     submission_id = _job_id(args.submission_id)
     dashboard = _check_target(args)()
     stopping = dashboard.stop(submission_id)
@@ -347,7 +336,7 @@ def _stop(args: argparse.Namespace) -> int:
         return int(ExitCode.OK)
     try:
         job = dashboard.wait(submission_id, timeout=args.timeout)
-    except RayJobTimeout as exc:
+    except flarekit.ray.RayJobTimeout as exc:
         raise WaitTimeout(
             what=f"Ray job {submission_id} to stop",
             timeout=args.timeout,

@@ -19,6 +19,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+import flarekit.client
+from flarekit._products import PRODUCTS as _PRODUCTS
 from flarekit._tables import text_table
 from flarekit.cli._common import add_common, connect
 from flarekit.cli._output import DATA_FORMATS, emit, to_data
@@ -113,12 +115,12 @@ class VersionAction(argparse.Action):
 def served_groups(client: Client, everything: bool = False) -> list[ServedGroup]:
     """The API groups flarekit works with (all groups with `everything`) and the versions the
     server serves of each, the preferred one first; groups not served have no versions."""
-    from flarekit._products import PRODUCTS as _PRODUCTS
-    from flarekit.client._discovery import APIGroupList, read_document
-    from flarekit.client._served import get_bytes
-
-    raw = get_bytes(client, "/apis")
-    listing = read_document(APIGroupList, "/apis", raw) if raw is not None else APIGroupList()
+    raw = flarekit.client.get_bytes(client, "/apis")
+    listing = (
+        flarekit.client.read_document(flarekit.client.APIGroupList, "/apis", raw)
+        if raw is not None
+        else flarekit.client.APIGroupList()
+    )
     served = {group.name: group.served_versions() for group in listing.groups}
     names = sorted({*served, *_PRODUCTS}) if everything else sorted(_PRODUCTS)
     return [ServedGroup(name, _PRODUCTS.get(name, ""), served.get(name, [])) for name in names]
@@ -126,12 +128,15 @@ def served_groups(client: Client, everything: bool = False) -> list[ServedGroup]
 
 def _kubernetes_version(client: Client) -> str:
     """The server's Kubernetes release ("" when it does not say: some servers hide /version)."""
-    from flarekit.client._discovery import ServerVersion, read_document
-    from flarekit.client._served import get_bytes
-
     try:
-        raw = get_bytes(client, "/version")
-        return read_document(ServerVersion, "/version", raw).git_version if raw else ""
+        raw = flarekit.client.get_bytes(client, "/version")
+        return (
+            flarekit.client.read_document(
+                flarekit.client.ServerVersion, "/version", raw
+            ).git_version
+            if raw
+            else ""
+        )
     except Exception:  # some servers hide /version; the rest still helps
         return ""
 

@@ -3,7 +3,8 @@
 One generic client instead of one class per kind: the model class says where its objects
 live (`resource_info()`), and the TypeVar makes `client.get(RayCluster, "x")` a `RayCluster`
 to type checkers and at run time. Every answer is validated from bytes into the model, every
-failure is a `flarekit` exception, and server warnings become `ServerWarning`s.
+failure is a `flarekit` exception, and server warnings become `ServerWarning`s. The
+connection and the request helper every verb uses are `ClientCore` (`_core`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from flarekit._json import JsonObject, JsonValue
 from flarekit._objects import metadata_of
@@ -25,66 +25,36 @@ from flarekit.client._codec import (
     object_or_status,
 )
 from flarekit.client._components import check_appwrapper, check_patch_components, is_appwrapper
-from flarekit.client._config import Credentials, default_credentials
-from flarekit.client._dropped import is_unknown_field, report_pruned
-from flarekit.client._errors import (
-    AlreadyExists,
-    ApiError,
-    ApiUnavailable,
-    Conflict,
-    NotFound,
-    Operation,
+from flarekit.client._core import (
+    PATCH_CONTENT,
+    ClientCore,
+    FieldValidation,
+    Params,
+    check_json_patch,
+    choice,
 )
+from flarekit.client._errors import AlreadyExists, ApiError, ApiUnavailable, Conflict, NotFound
 from flarekit.client._fingerprint import CREATED_FROM, fingerprinted
-from flarekit.client._json_patch import PatchOperation
-from flarekit.client._knowledge import Knowledge
-from flarekit.client._limits import ReadLimits
 from flarekit.client._list import ListIterator
-from flarekit.client._pruning import Scope, built_in_group, pruned_by_json_patch, pruned_fields
+from flarekit.client._portforward import PortForward
 from flarekit.client._resource import Target, operation_for_path, selector
-from flarekit.client._retry import RetryPolicy
-from flarekit.client._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Response, Transport
+from flarekit.client._transport import JSON_TYPE, NO_READ_TIMEOUT, Query, Response
 from flarekit.client._watch import READ_MARGIN, Watch
-from flarekit_models._base import KubeResource
+from flarekit_models import KubeResource
 
 if TYPE_CHECKING:
-    from flarekit.client._portforward import PortForward
+    pass
 
 __all__ = ["CREATED_FROM", "Client", "FieldValidation", "PatchType", "PropagationPolicy"]
 
 R = TypeVar("R", bound=KubeResource)
 
-FieldValidation = Literal["Strict", "Warn", "Ignore"]
 PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
 PatchType = Literal["merge", "json", "apply"]
-Params = list[tuple[str, str]]  # module level: `Client.list` shadows `list` in the class
 PatchBody = KubeResource | Mapping[str, JsonValue] | Sequence[Mapping[str, JsonValue]]
 
-_PATCH_CONTENT = {
-    "merge": "application/merge-patch+json",
-    "json": "application/json-patch+json",
-    "apply": "application/apply-patch+yaml",  # JSON is YAML
-}
-_JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 
-
-def _choice(value: object, allowed: Sequence[str], what: str) -> str:
-    if value not in allowed:
-        options = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{what} must be one of {options}; got {value!r}")
-    return str(value)
-
-
-def _check_json_patch(patch: object) -> None:
-    if not isinstance(patch, Sequence) or isinstance(patch, (str, bytes)):
-        raise TypeError("a JSON patch must be a list of operations like {'op': ..., 'path': ...}")
-    for index, op in enumerate(patch):
-        if not isinstance(op, Mapping) or "path" not in op:
-            raise ValueError(f"patch[{index}] must be a mapping with 'op' and 'path'")
-        _choice(PatchOperation.model_validate(op).op, _JSON_PATCH_OPS, f"patch[{index}].op")
-
-
-class Client:
+class Client(ClientCore):
     """A connection to one cluster, with typed methods for every resource model.
 
     `Client()` uses the latest `login()`, else the kubeconfig from the usual places, else the
@@ -99,198 +69,6 @@ class Client:
     with; fields it dropped are a `PrunedFieldsWarning`, or with `strict_fields=True` (here or
     per call) a `PrunedFields` error raised after the write (see `flarekit.client._dropped`).
     """
-
-    def __init__(
-        self,
-        credentials: Credentials | None = None,
-        *,
-        namespace: str | None = None,
-        field_manager: str = "flarekit",
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        strict_fields: bool = False,
-        limits: ReadLimits | None = None,
-    ) -> None:
-        creds = credentials if credentials is not None else default_credentials()
-        if timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
-        self._transport = Transport(creds, timeout, retry or RetryPolicy(), limits)
-        self.namespace = namespace or creds.namespace
-        self.field_manager = field_manager
-        self.strict_fields = strict_fields
-        #: What this client learnt about its cluster (served versions, releases, ...).
-        self.knowledge = Knowledge()
-
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    @property
-    def server(self) -> str:
-        return self._transport.server
-
-    @property
-    def api_client(self) -> Any:
-        """The official `kubernetes.client.ApiClient` underneath, for a user's calls to APIs
-        flarekit lacks. flarekit itself never sends through it: its requests all go through
-        this client's transport, with one retry, timeout, warning and error policy."""
-        return self._transport.api_client
-
-    @property
-    def timeout(self) -> float:
-        """Seconds each request may take before it counts as unanswered."""
-        return self._transport.timeout
-
-    @property
-    def unanswered_writes(self) -> int:
-        """How many attempts of writes have got no answer so far (retried or not). Each may
-        still be carried out by the server, so a caller undoing its writes compares this
-        before and after a write to know whether to watch for a late one."""
-        return self._transport.unanswered_writes
-
-    @property
-    def limits(self) -> ReadLimits:
-        """What this client reads at most (answer sizes, watch lines, exec plugins)."""
-        return self._transport.limits
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """How idempotent requests (and dropped streams) are retried."""
-        return self._transport.retry
-
-    def forget(self) -> None:
-        """Drop what was learnt about the cluster (after installing or upgrading operators):
-        served versions and negotiated releases are read again on next use."""
-        self.knowledge.clear()
-
-    def close(self) -> None:
-        self._transport.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"Client(server={self.server!r}, namespace={self.namespace!r})"
-
-    # -- helpers --------------------------------------------------------------------------------
-
-    def _target(self, kind: type[KubeResource], namespace: str | None) -> Target:
-        return Target.resolve(kind, namespace, self.namespace)
-
-    def _object_target(self, obj: KubeResource, namespace: str | None) -> tuple[Target, str]:
-        if not isinstance(obj, KubeResource):
-            raise TypeError(f"expected a resource model instance, got {type(obj).__name__}")
-        meta = metadata_of(obj)
-        own = meta.namespace if meta is not None else None
-        if own and namespace and own != namespace:
-            raise ValueError(
-                f"metadata.namespace is {own!r} but namespace={namespace!r} was passed"
-            )
-        target = self._target(type(obj), namespace or own)
-        return target, str((meta.name if meta is not None else None) or "")
-
-    @staticmethod
-    def _write_query(
-        dry_run: bool,
-        field_validation: FieldValidation | None,
-        field_manager: str | None,
-    ) -> Params:
-        query: Params = []
-        if dry_run:
-            query.append(("dryRun", "All"))
-        if field_validation is not None:
-            query.append(
-                (
-                    "fieldValidation",
-                    _choice(field_validation, ("Strict", "Warn", "Ignore"), "field_validation"),
-                )
-            )
-        if field_manager:
-            query.append(("fieldManager", field_manager))
-        return query
-
-    def _send(
-        self,
-        kind: type[R],
-        target: Target,
-        verb: str,
-        method: str,
-        name: str = "",
-        subresource: str = "",
-        *,
-        query: Query = (),
-        body: bytes | None = None,
-        content_type: str | None = None,
-        idempotent: bool,
-        strict_fields: bool | None = None,
-    ) -> R:
-        """One request whose answer is the object; `create` posts to the collection. A write
-        is checked for fields the server did not keep."""
-        path = target.path("" if verb == "create" else name, subresource)
-        operation = target.operation(verb, name)
-        validation = dict(query).get("fieldValidation")
-        response = self._transport.request(
-            operation,
-            method,
-            path,
-            query=query,
-            body=body,
-            content_type=content_type,
-            idempotent=idempotent,
-            hold_back=is_unknown_field if body is not None and validation is None else None,
-        )
-        obj = kind.model_validate_json(response.data)
-        if body is not None:
-            strict = self.strict_fields if strict_fields is None else strict_fields
-            self._check_kept(
-                target, operation, subresource, body, content_type, response, obj, strict, query
-            )
-        return obj
-
-    @staticmethod
-    def _check_kept(
-        target: Target,
-        operation: Operation,
-        subresource: str,
-        body: bytes,
-        content_type: str | None,
-        response: Response,
-        obj: KubeResource,
-        strict: bool,
-        query: Query,
-    ) -> None:
-        scope = Scope(
-            subresource=subresource,
-            status_subresource="status" in target.info.subresources,
-            omit_empty=built_in_group(target.info.group),
-        )
-        sent, stored = json.loads(body), json.loads(response.data)
-        if content_type == _PATCH_CONTENT["json"]:
-            paths = pruned_by_json_patch(sent, stored, scope)
-        else:
-            paths = pruned_fields(sent, stored, scope)
-        validation = dict(query).get("fieldValidation")
-        report_pruned(
-            operation, paths, response.warnings, obj, strict=strict, field_validation=validation
-        )
-
-    @staticmethod
-    def _check_components(obj: KubeResource, target: Target, check: bool) -> None:
-        """Refuse, before any request, an AppWrapper holding what it should not."""
-        if check and is_appwrapper(type(obj)):
-            check_appwrapper(json.loads(dump(obj)), target.namespace or None)
-
-    @staticmethod
-    def _require_name(name: str, verb: str) -> str:
-        if not name:
-            raise ValueError(f"{verb} needs an object with metadata.name set")
-        return name
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -338,8 +116,6 @@ class Client:
         """A local port (`local_port`, 0: any free one) relaying each connection to `port` of
         `pod` through the API server, as `kubectl port-forward` does; use it in a ``with``
         block (``with client.port_forward("head", 10001) as forward: forward.local_port``)."""
-        from flarekit.client._portforward import PortForward
-
         return PortForward(
             self._transport,
             namespace or self.namespace,
@@ -352,12 +128,12 @@ class Client:
     def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
         """The object `name` of this kind (`NotFound` if there is none)."""
         target = self._target(kind, namespace)
-        return self._send(kind, target, "get", "GET", name, idempotent=True)
+        return self._exchange(kind, target, "get", "GET", name, idempotent=True)[0]
 
     def get_status(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
         """The object read through its `status` subresource."""
         target = self._target(kind, namespace)
-        return self._send(kind, target, "get", "GET", name, "status", idempotent=True)
+        return self._exchange(kind, target, "get", "GET", name, "status", idempotent=True)[0]
 
     def list(
         self,
@@ -479,7 +255,7 @@ class Client:
         body, fingerprint = fingerprinted(obj) if name and not dry_run else (dump(obj), "")
         kind = type(obj)
         try:
-            return self._send(
+            return self._exchange(
                 kind,
                 target,
                 "create",
@@ -490,7 +266,7 @@ class Client:
                 content_type=JSON_TYPE,
                 idempotent=False,
                 strict_fields=strict_fields,
-            )
+            )[0]
         except AlreadyExists:
             found = self._created_from(kind, target, name, fingerprint, 0.0)
             if found is None:
@@ -609,7 +385,7 @@ class Client:
         strict_fields: bool | None = None,
     ) -> R:
         target, name = self._object_target(obj, namespace)
-        return self._send(
+        return self._exchange(
             type(obj),
             target,
             "update",
@@ -621,7 +397,7 @@ class Client:
             content_type=JSON_TYPE,
             idempotent=True,
             strict_fields=strict_fields,
-        )
+        )[0]
 
     def patch(
         self,
@@ -652,7 +428,7 @@ class Client:
         return self._patch(
             kind, name, patch, "", namespace, patch_type, dry_run, field_validation,
             field_manager, force, strict_fields,
-        )  # fmt: skip
+        )[0]  # fmt: skip
 
     def patch_status(
         self,
@@ -672,7 +448,7 @@ class Client:
         return self._patch(
             kind, name, patch, "status", namespace, patch_type, dry_run, field_validation,
             field_manager, force, strict_fields,
-        )  # fmt: skip
+        )[0]  # fmt: skip
 
     def apply(
         self,
@@ -690,12 +466,34 @@ class Client:
         `field_manager` (the client's by default); `Conflict` lists fields others own unless
         `force=True`. An AppWrapper's components are checked first unless
         `check_components=False`."""
+        return self.apply_tracked(
+            obj, namespace=namespace, field_manager=field_manager, force=force, dry_run=dry_run,
+            field_validation=field_validation, strict_fields=strict_fields,
+            check_components=check_components,
+        )[0]  # fmt: skip
+
+    def apply_tracked(
+        self,
+        obj: R,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+        strict_fields: bool | None = None,
+        check_components: bool = True,
+    ) -> tuple[R, bool]:
+        """`apply`, also saying whether it created the object (the server answered 201
+        Created): what a caller that undoes its writes after a failure needs, without
+        reading the object first."""
         target, name = self._object_target(obj, namespace)
         self._check_components(obj, target, check_components)
-        return self._patch(
+        stored, status = self._patch(
             type(obj), self._require_name(name, "apply"), obj, "", target.namespace or None,
             "apply", dry_run, field_validation, field_manager, force, strict_fields,
         )  # fmt: skip
+        return stored, status == 201
 
     def _patch(
         self,
@@ -710,10 +508,10 @@ class Client:
         field_manager: str | None,
         force: bool | None,
         strict_fields: bool | None = None,
-    ) -> R:
-        content_type = _PATCH_CONTENT[_choice(patch_type, tuple(_PATCH_CONTENT), "patch_type")]
+    ) -> tuple[R, int]:
+        content_type = PATCH_CONTENT[choice(patch_type, tuple(PATCH_CONTENT), "patch_type")]
         if patch_type == "json":
-            _check_json_patch(patch)
+            check_json_patch(patch)
         elif isinstance(patch, KubeResource) and not isinstance(patch, kind):
             raise TypeError(f"patch is a {type(patch).__name__}, not a {kind.__name__}")
         elif not isinstance(patch, (KubeResource, Mapping)):
@@ -725,7 +523,7 @@ class Client:
         query = self._write_query(dry_run, field_validation, field_manager)
         if force is not None:
             query.append(("force", "true" if force else "false"))
-        return self._send(
+        return self._exchange(
             kind,
             self._target(kind, namespace),
             "patch",
@@ -756,7 +554,7 @@ class Client:
         then has `deletionTimestamp`), or None when the server reports it gone."""
         options: JsonObject = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation_policy is not None:
-            options["propagationPolicy"] = _choice(
+            options["propagationPolicy"] = choice(
                 propagation_policy, ("Foreground", "Background", "Orphan"), "propagation_policy"
             )
         if grace_period_seconds is not None:

@@ -22,9 +22,9 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from flarekit._json import JsonObject, JsonValue
-from flarekit_models._base import KubeModel, KubeResource
-from flarekit_models._json import dumps as deep_dumps
-from flarekit_models._json import loads as deep_loads
+from flarekit_models import KubeModel, KubeResource
+from flarekit_models import dump_json as deep_dumps
+from flarekit_models import load_json as deep_loads
 
 __all__ = [
     "ResourceList",

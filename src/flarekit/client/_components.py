@@ -19,10 +19,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+import flarekit_models
 from flarekit._json import JsonValue
 from flarekit._validation import ConfigError, ValidationReport
 from flarekit.client._head import HeadMetadata, head_of
 from flarekit.client._json_patch import PatchOperation
+from flarekit_models.batch import v1 as batch_v1
 
 __all__ = [
     "ALLOWED_COMPONENTS",
@@ -55,14 +57,12 @@ def is_appwrapper(kind: type[object]) -> bool:
 
 def _validator(api_version: str, kind: str) -> Callable[[Mapping[str, JsonValue]], object]:
     if (api_version, kind) == ("batch/v1", "Job"):  # no Job model: its parts are modelled
-        from flarekit_models.batch.v1 import JobTemplateSpec
 
-        return lambda data: JobTemplateSpec.model_validate(
+        return lambda data: batch_v1.JobTemplateSpec.model_validate(
             {k: v for k, v in data.items() if k in ("metadata", "spec")}
         )
-    from flarekit_models._registry import resource_model
 
-    return resource_model(api_version, kind).model_validate
+    return flarekit_models.resource_model(api_version, kind).model_validate
 
 
 def _check_template(

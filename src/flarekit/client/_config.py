@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flarekit.client._errors import KubeconfigError
+from flarekit.client._exec import ExecPlugin
+from flarekit.client._kubeconfig import ContextEntry, check_kubeconfig
 from flarekit.client._warnings import InsecureConnectionWarning
 
 if TYPE_CHECKING:
-    from flarekit.client._exec import ExecAuth, ExecPlugin
+    from flarekit.client._exec import ExecAuth
 
 __all__ = [
     "Credentials",
@@ -118,9 +120,6 @@ def from_kubeconfig(
     from kubernetes import config
     from kubernetes.config import kube_config
 
-    from flarekit.client._exec import ExecAuth
-    from flarekit.client._kubeconfig import ContextEntry, check_kubeconfig
-
     paths = kubeconfig_paths(path)
     existing = [p for p in paths if p.is_file()]
     if not existing:
@@ -183,8 +182,6 @@ def _take_exec_plugin(merged: Any, context: str) -> ExecPlugin | None:
     """The exec plugin of `context`'s user, taken out of the merged kubeconfig so that the
     official loader never runs it (flarekit runs it within bounds, see `_exec`). None when the
     user has no plugin, or a token or auth provider that the loader uses instead."""
-    from flarekit.client._exec import ExecPlugin
-
     document = _value(merged)
     entry = next(
         (_value(c) for c in _entries(document.get("contexts")) if _value(c).get("name") == context),

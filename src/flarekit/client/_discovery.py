@@ -1,5 +1,7 @@
-"""The discovery documents flarekit reads (``/apis``, ``/apis/<group>``, ``/version``), as
-models.
+"""The discovery documents flarekit reads, as models: the aggregated discovery of every group,
+version and kind (``/apis`` as kube-apiserver 1.30+ serves it, ``apidiscovery.k8s.io/v2``), and
+the older documents (``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``, ``/version``)
+that servers without it answer.
 
 Why: which versions of a group the server serves, and which Kubernetes release it runs, are
 read from these documents; reading them through models keeps that code in attributes (a
@@ -18,9 +20,29 @@ from typing import TypeVar
 from pydantic import Field, ValidationError
 
 from flarekit.client._errors import ApiError, Operation
-from flarekit_models._base import KubeModel
+from flarekit_models import KubeModel
 
-__all__ = ["APIGroup", "APIGroupList", "GroupVersion", "ServerVersion", "read_document"]
+__all__ = [
+    "AGGREGATED",
+    "APIGroup",
+    "APIGroupDiscovery",
+    "APIGroupDiscoveryList",
+    "APIGroupList",
+    "APIResource",
+    "APIResourceDiscovery",
+    "APIResourceList",
+    "APIVersionDiscovery",
+    "GroupVersion",
+    "ServerVersion",
+    "read_document",
+]
+
+#: The media types of aggregated discovery, newest first; a server that serves neither
+#: answers the plain document (``application/json``, the last choice).
+AGGREGATED = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+)
 
 
 class GroupVersion(KubeModel):
@@ -51,6 +73,60 @@ class APIGroupList(KubeModel):
     """Every group the server serves (``/apis``)."""
 
     groups: list[APIGroup] = Field(default_factory=list)
+
+
+class APIResource(KubeModel):
+    """One entry of ``/apis/<group>/<version>`` (``metav1.APIResource``)."""
+
+    name: str = ""
+    kind: str = ""
+    storage_version_hash: str | None = Field(None, alias="storageVersionHash")
+
+
+class APIResourceList(KubeModel):
+    """What ``/apis/<group>/<version>`` lists."""
+
+    resources: list[APIResource] = Field(default_factory=list)
+
+
+class GroupVersionKind(KubeModel):
+    group: str = ""
+    version: str = ""
+    kind: str = ""
+
+
+class APIResourceDiscovery(KubeModel):
+    """One resource of a version in aggregated discovery (``apidiscovery/v2``)."""
+
+    resource: str = ""
+    response_kind: GroupVersionKind | None = Field(None, alias="responseKind")
+    scope: str = ""
+    verbs: list[str] = Field(default_factory=list)
+
+
+class APIVersionDiscovery(KubeModel):
+    version: str = ""
+    resources: list[APIResourceDiscovery] = Field(default_factory=list)
+
+    def kinds(self) -> frozenset[str]:
+        return frozenset(r.response_kind.kind for r in self.resources if r.response_kind)
+
+
+class DiscoveryName(KubeModel):
+    name: str = ""
+
+
+class APIGroupDiscovery(KubeModel):
+    """One group in aggregated discovery; its versions are listed preferred first."""
+
+    metadata: DiscoveryName = Field(default_factory=DiscoveryName)
+    versions: list[APIVersionDiscovery] = Field(default_factory=list)
+
+
+class APIGroupDiscoveryList(KubeModel):
+    """Every group, version and resource the server serves, in one document."""
+
+    items: list[APIGroupDiscovery] = Field(default_factory=list)
 
 
 class ServerVersion(KubeModel):

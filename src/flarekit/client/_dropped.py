@@ -31,7 +31,7 @@ from flarekit.client._pruning import Path, apiserver_path, render_path
 from flarekit.client._warnings import ServerWarning, _outside_flarekit
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["PrunedFields", "PrunedFieldsWarning", "is_unknown_field", "report_pruned"]
 

@@ -11,15 +11,15 @@ and the annotation itself, so a different object of the same name is never taken
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from flarekit._products import CREATED_FROM
 from flarekit.client._codec import dump, dump_json, load_json
-from flarekit_models._base import KubeResource
+
+if TYPE_CHECKING:
+    from flarekit_models import KubeResource
 
 __all__ = ["CREATED_FROM", "fingerprinted"]
-
-#: The annotation a created object carries: the digest of what its create sent.
-CREATED_FROM = "flarekit.dev/created-from"
 
 
 def fingerprinted(obj: KubeResource) -> tuple[bytes, str]:

@@ -15,8 +15,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from flarekit._json import JsonValue
-from flarekit_models._base import KubeResource
-from flarekit_models._registry import ResourceInfo
+from flarekit_models import KubeResource, ResourceInfo
 from flarekit_models.meta.v1 import ObjectMeta
 
 __all__ = ["GenericResource", "generic_resource"]

@@ -33,6 +33,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+import flarekit_models
+
 if TYPE_CHECKING:
     import yaml
 
@@ -143,11 +145,9 @@ def _json(text: str, what: str) -> tuple[bool, object]:
         pass  # deeper than the C parser goes: read it without recursion below
     except ValueError:
         return False, None  # not JSON (YAML flow syntax such as {a: 1}, or NaN): YAML decides
-    from flarekit_models._json import JsonDepthError, loads
-
     try:
-        return True, loads(text, max_depth=MAX_DEPTH)
-    except JsonDepthError:
+        return True, flarekit_models.load_json(text, max_depth=MAX_DEPTH)
+    except flarekit_models.JsonDepthError:
         raise InputTooLarge(f"{what} nests deeper than {MAX_DEPTH} levels") from None
     except ValueError:
         return False, None

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from flarekit.client._errors import KubeconfigError
+from flarekit.client._input_files import InputError, decode, load_text, read_file
 
 __all__ = ["ContextEntry", "check_kubeconfig"]
 
@@ -78,8 +79,6 @@ class ContextEntry(BaseModel):
 
 def check_kubeconfig(path: Path) -> None:
     """Refuse a kubeconfig that cannot be read or is not shaped like one."""
-    from flarekit.client._input_files import InputError, decode, load_text, read_file
-
     what = f"kubeconfig {path}"
     try:
         data = read_file(path, what, limit=MAX_BYTES)

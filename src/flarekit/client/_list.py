@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from flarekit.client._codec import ResourceList
-from flarekit_models._base import KubeResource
+from flarekit_models import KubeResource
 
 __all__ = ["ListIterator"]
 

@@ -27,6 +27,8 @@ from flarekit._json import JsonValue
 from flarekit.client._errors import ApiError, NotFound, Operation, unavailable
 from flarekit.client._limits import TooLarge, UnsupportedEncoding
 from flarekit.client._transport import Response, describe
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
 
 if TYPE_CHECKING:
     from flarekit.client._client import Client
@@ -124,16 +126,12 @@ class PodInfo:
         return cls.from_pod(_pod_model().model_validate(pod))
 
 
-def _pod_model() -> type[Pod]:
-    from flarekit_models.core.v1 import Pod
-
-    return Pod
+def _pod_model() -> type[core_v1.Pod]:
+    return core_v1.Pod
 
 
-def _meta_model() -> type[ObjectMeta]:
-    from flarekit_models.meta.v1 import ObjectMeta
-
-    return ObjectMeta
+def _meta_model() -> type[meta_v1.ObjectMeta]:
+    return meta_v1.ObjectMeta
 
 
 # -- requests ---------------------------------------------------------------------------------

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 from flarekit.client._errors import Operation
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
-    from flarekit_models._registry import ResourceInfo
+    from flarekit_models import KubeResource, ResourceInfo
 
 __all__ = ["ALL_NAMESPACES", "Target", "operation_for_path", "selector"]
 

@@ -27,13 +27,9 @@ from typing import TYPE_CHECKING, Any
 from flarekit.client import _warnings
 from flarekit.client._attempt import Attempt, track_connections, watched
 from flarekit.client._config import Credentials
-from flarekit.client._errors import (
-    ApiError,
-    Operation,
-    Unauthorized,
-    error_from_response,
-    unavailable,
-)
+from flarekit.client._errors import ApiError, Operation, Unauthorized, unavailable
+from flarekit.client._exec import ExecPluginError
+from flarekit.client._failures import error_from_response
 from flarekit.client._limits import BodyDecoder, ReadLimits, TooLarge, UnsupportedEncoding
 from flarekit.client._retry import RETRY_STATUSES, RetryPolicy
 
@@ -168,7 +164,6 @@ class Transport:
         exec_auth = self.credentials.exec_auth
         if exec_auth is None:
             return
-        from flarekit.client._exec import ExecPluginError
 
         try:
             renewed_certificate = exec_auth.ensure(self.limits)
@@ -178,10 +173,10 @@ class Transport:
             old, self.api_client = self.api_client, self._new_api_client()
             old.close()
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
+    def _headers(self, content_type: str | None, accept: str = JSON_TYPE) -> dict[str, str]:
         headers = dict(self.api_client.default_headers)
         headers["User-Agent"] = self.user_agent
-        headers["Accept"] = JSON_TYPE
+        headers["Accept"] = accept
         if content_type:
             headers["Content-Type"] = content_type
         # Refreshes expiring tokens (OIDC, service accounts) as the client does; an exec
@@ -233,6 +228,7 @@ class Transport:
         stream: bool = False,
         read_timeout: float | _NoReadTimeout | None = None,
         hold_back: Callable[[str], bool] | None = None,
+        accept: str = JSON_TYPE,
     ) -> Response:
         """Send one request (retrying idempotent ones on 429/503 and lost connections, and
         any request whose connection could not be opened) and return the 2xx answer, or
@@ -265,7 +261,7 @@ class Transport:
                         method,
                         url,
                         body=body,
-                        headers=self._headers(content_type),
+                        headers=self._headers(content_type, accept),
                         timeout=timeout,
                         retries=False,
                         preload_content=False,

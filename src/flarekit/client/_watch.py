@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from flarekit._objects import metadata_of
 from flarekit.client._codec import StatusBody, WatchLine
-from flarekit.client._errors import Gone, Operation, error_from_status, unavailable
+from flarekit.client._errors import Gone, Operation, unavailable
+from flarekit.client._failures import error_from_status
 from flarekit.client._limits import TooLarge, UnsupportedEncoding, split_lines
 from flarekit.client._retry import RetryPolicy
 from flarekit.client._transport import Response
-from flarekit_models._base import KubeResource
+from flarekit_models import KubeResource
 
 if TYPE_CHECKING:
     from urllib3 import BaseHTTPResponse

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from flarekit._core_checks import check_models
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import is_bare_number
 from flarekit._sizes import check_annotations
@@ -30,16 +31,15 @@ from flarekit._validation import (
     check_qualified_name,
     check_quantity,
     check_ray_image_version,
-    check_tolerations,
     ray_version_of_image,
 )
 from flarekit.cluster._defaults import DEFAULT_RAY_VERSION, MEMORY_UNIT
+from flarekit.cluster._pod import PodSlot, check_pod_override, ray_pod_template
 from flarekit.cluster._worker_group import WorkerGroup
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
 
-    from flarekit.cluster._config import ClusterConfiguration
+    from flarekit.cluster._parameters import ClusterParameters
 
 __all__ = ["validate"]
 
@@ -51,7 +51,7 @@ _ENV_NAME = re.compile(r"[\x20-\x3c\x3e-\x7e]+")
 _REDIS_ADDRESS = re.compile(r"(rediss?://)?[^\s:/]+(:[0-9]{1,5})?")
 
 
-def validate(config: ClusterConfiguration) -> ValidationReport:
+def validate(config: ClusterParameters) -> ValidationReport:
     """All problems of ``config``, in parameter order."""
     report = ValidationReport(f"ClusterConfiguration {config.name!r}")
     check_dns1035_label(report, "name", config.name)
@@ -149,7 +149,7 @@ def _check_memory(report: ValidationReport, field: str, value: object) -> Decima
 
 def _check_resources(
     report: ValidationReport,
-    group: ClusterConfiguration | WorkerGroup,
+    group: ClusterParameters | WorkerGroup,
     attr: str,
     shown: str,
     mapping: Mapping[str, str],
@@ -188,12 +188,12 @@ def _check_resources(
     check_extended_resources(
         report, shown + "extended_resource_requests", get("extended_resource_requests"), mapping
     )
-    _check_models(report, shown + "tolerations", get("tolerations"), "Toleration")
+    check_models(report, shown + "tolerations", get("tolerations"), "Toleration")
     check_labels(report, shown + "node_selector", get("node_selector"))
 
 
 def _check_replicas(
-    report: ValidationReport, group: ClusterConfiguration | WorkerGroup, shown: str
+    report: ValidationReport, group: ClusterParameters | WorkerGroup, shown: str
 ) -> None:
     """``num_workers`` within ``min_workers`` .. ``max_workers``, all counts."""
     num = check_count(report, shown + "num_workers", group.num_workers)
@@ -220,7 +220,7 @@ def _check_replicas(
 
 
 def _check_worker_groups(
-    report: ValidationReport, config: ClusterConfiguration, mapping: Mapping[str, str]
+    report: ValidationReport, config: ClusterParameters, mapping: Mapping[str, str]
 ) -> None:
     if not isinstance(config.worker_groups, list):
         report.add(
@@ -252,7 +252,7 @@ def _check_worker_groups(
 
 
 def _check_group_image_version(
-    report: ValidationReport, field: str, image: object, config: ClusterConfiguration
+    report: ValidationReport, field: str, image: object, config: ClusterParameters
 ) -> None:
     """A worker group's own image must run the cluster's Ray version."""
     if config.ray_version is not None or config.image is None:
@@ -275,47 +275,9 @@ def _check_group_image_version(
         )
 
 
-def _check_models(report: ValidationReport, field: str, items: object, kind: str) -> list[str]:
-    """Items of a list that must each be a ``flarekit_models.core.v1`` model or its JSON dict.
-
-    Returns the ``name`` of every item that has one (for volumes and mounts).
-    """
-    if not isinstance(items, list):
-        report.add(field, items, "expected a list", f"a list of {kind} or dicts")
-        return []
-    if not items:
-        return []  # without importing the models
-    from pydantic import ValidationError
-
-    import flarekit_models.core.v1 as core
-
-    model: type[BaseModel] = getattr(core, kind)
-    names: list[str] = []
-    before = len(report)
-    for i, item in enumerate(items):
-        if isinstance(item, model):
-            names.append(getattr(item, "name", None) or "")
-            continue
-        if not isinstance(item, Mapping):
-            report.add(f"{field}[{i}]", item, "expected a dict or a model", f"a {kind} or a dict")
-            continue
-        # Named even if invalid: a mount of a volume with a typo elsewhere is not reported twice.
-        name = item.get("name")
-        names.append(name if isinstance(name, str) else "")
-        try:
-            model.model_validate(item)
-        except ValidationError as exc:
-            report.add_model_errors(
-                f"{field}[{i}]", exc, f"a valid {kind} (Kubernetes JSON field names)"
-            )
-    if kind == "Toleration" and len(report) == before:  # values the model does not restrict
-        check_tolerations(report, field, items)
-    return names
-
-
-def _check_storage(report: ValidationReport, config: ClusterConfiguration) -> None:
-    volumes = _check_models(report, "volumes", config.volumes, "Volume")
-    mounts = _check_models(report, "volume_mounts", config.volume_mounts, "VolumeMount")
+def _check_storage(report: ValidationReport, config: ClusterParameters) -> None:
+    volumes = check_models(report, "volumes", config.volumes, "Volume")
+    mounts = check_models(report, "volume_mounts", config.volume_mounts, "VolumeMount")
     seen: set[str] = set()
     for i, name in enumerate(volumes):
         if name in seen:
@@ -348,7 +310,7 @@ def _check_envs(report: ValidationReport, envs: object, field: str = "envs") -> 
             )
 
 
-def _check_operator_envs(report: ValidationReport, config: ClusterConfiguration) -> None:
+def _check_operator_envs(report: ValidationReport, config: ClusterParameters) -> None:
     """Variables the KubeRay operator refuses in the head container, as it words it."""
     envs = config.envs if isinstance(config.envs, Mapping) else {}
     redis_vars = ("RAY_REDIS_ADDRESS", "REDIS_PASSWORD", "REDIS_USERNAME")
@@ -388,7 +350,7 @@ def _check_list_of_names(report: ValidationReport, field: str, names: object) ->
         check_dns1123_subdomain(report, f"{field}[{i}]", name)
 
 
-def _check_kueue(report: ValidationReport, config: ClusterConfiguration) -> None:
+def _check_kueue(report: ValidationReport, config: ClusterParameters) -> None:
     labels = config.labels if isinstance(config.labels, Mapping) else {}
     for field, label in (("local_queue", QUEUE_LABEL), ("priority_class", PRIORITY_LABEL)):
         value = getattr(config, field)
@@ -403,7 +365,7 @@ def _check_kueue(report: ValidationReport, config: ClusterConfiguration) -> None
                 )
 
 
-def _check_gcs(report: ValidationReport, config: ClusterConfiguration) -> None:
+def _check_gcs(report: ValidationReport, config: ClusterParameters) -> None:
     _check_bool(report, "enable_gcs_ft", config.enable_gcs_ft)
     if config.enable_gcs_ft is not True:
         for field in ("redis_address", "redis_password_secret", "external_storage_namespace"):
@@ -445,11 +407,9 @@ def _check_gcs(report: ValidationReport, config: ClusterConfiguration) -> None:
         )
 
 
-def _check_pod_overrides(report: ValidationReport, config: ClusterConfiguration) -> None:
+def _check_pod_overrides(report: ValidationReport, config: ClusterParameters) -> None:
     """Each pod override as given; then, once every parameter is valid (the pods can be
     rendered), where an override meets what a parameter sets (see `flarekit.cluster._pod`)."""
-    from flarekit.cluster._pod import PodSlot, check_pod_override, ray_pod_template
-
     groups = config.worker_groups if isinstance(config.worker_groups, list) else []
     slots = [PodSlot(None), PodSlot(config.main_worker_group(), 0)]
     slots += [PodSlot(g, i + 1) for i, g in enumerate(groups) if isinstance(g, WorkerGroup)]

@@ -27,11 +27,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import flarekit.client
 from flarekit._validation import ValidationReport, check_dns1123_label, check_dns1123_subdomain
-from flarekit.cluster._cluster_ca import CASecretInvalid, CASecretNotFound
+from flarekit.cluster._cluster_ca import (
+    CASecretInvalid,
+    CASecretNotFound,
+    find_ca_secret,
+    make_client_certificate,
+    read_ca,
+)
+from flarekit.cluster._status import head_service_name
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit.cluster._cluster_ca import ClusterCA
 
 __all__ = [
@@ -116,13 +125,11 @@ def _check(cluster: str, namespace: str | None, days: int | None = None) -> None
     report.raise_if_problems()
 
 
-def _namespace(namespace: str | None, client: Client | None) -> str:
+def _namespace(namespace: str | None, client: flarekit.client.Client | None) -> str:
     if namespace is not None:
         return namespace
     if client is None:
-        from flarekit.client._client import Client
-
-        client = Client()
+        client = flarekit.client.Client()
     return client.namespace or "default"
 
 
@@ -255,7 +262,7 @@ def generate_tls_cert(
     force_regenerate: bool = False,
     base_dir: Path | str | None = None,
     service: str | None = None,
-    client: Client | None = None,
+    client: flarekit.client.Client | None = None,
 ) -> RayClientTLS:
     """Write a client certificate for Ray cluster `cluster_name`, signed by the CA in its CA
     Secret, with the CA certificate, into ``<base_dir>/<namespace>/<cluster_name>``
@@ -272,14 +279,10 @@ def generate_tls_cert(
     :class:`CASecretInvalid` naming the Secret and key (nothing written), and `ImportError`
     without the ``tls`` extra.
     """
-    from flarekit.cluster._cluster_ca import find_ca_secret, make_client_certificate, read_ca
-
     _check(cluster_name, namespace, days)
     _require_cryptography()
     if client is None:
-        from flarekit.client._client import Client
-
-        client = Client()
+        client = flarekit.client.Client()
     namespace = _namespace(namespace, client)
     files = _files(cluster_name, namespace, base_dir)
     ca = read_ca(find_ca_secret(client, namespace, cluster_name))
@@ -294,13 +297,9 @@ def generate_tls_cert(
 
 def _head_service(client: Client, namespace: str, cluster: str) -> str:
     """The head Service's name as KubeRay reports it, else KubeRay's naming."""
-    from flarekit.client._errors import NotFound
-    from flarekit.cluster._status import head_service_name
-    from flarekit_models.ray.v1 import RayCluster
-
     try:
-        raycluster = client.get(RayCluster, cluster, namespace=namespace)
-    except NotFound:
+        raycluster = client.get(ray_v1.RayCluster, cluster, namespace=namespace)
+    except flarekit.client.NotFound:
         raycluster = None
     return head_service_name(raycluster, cluster)
 

@@ -19,17 +19,35 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
+import flarekit.client
+import flarekit.compat
+import flarekit.kueue
+import flarekit.ray
+from flarekit._events import events_about, pod_names
 from flarekit._json import JsonObject
-from flarekit._objects import labels_of, metadata_of, name_of
-from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
-from flarekit._validation import ConfigError, Problem
+from flarekit._objects import metadata_of
+from flarekit._plan import Plan
+from flarekit._validation import ConfigError
 from flarekit._wait import Clock, SystemClock, WaitTimeout, wait_until
-from flarekit.cluster._client_url import CLIENT_PORT
+from flarekit._write_plan import WritePlan, execute
+from flarekit._write_plan import dry_run as dry_run_plan
+from flarekit.cluster import _endpoints
+from flarekit.cluster._client_tls import generate_tls_cert
 from flarekit.cluster._config import ClusterConfiguration
+from flarekit.cluster._dashboard_access import ClusterDashboard, endpoint_port, never_resolves
+from flarekit.cluster._details import ClusterDetails, group_rows, ray_report
+from flarekit.cluster._forward import ClientForward, open_head_forward, scoped_client_url
+from flarekit.cluster._prechecks import (
+    check_not_taken,
+    check_priority_class,
+    check_queue_labels_kept,
+    refuse_autoscaling_under_kueue,
+)
+from flarekit.cluster._read import from_raycluster
+from flarekit.cluster._render import render, to_dict, to_yaml
 from flarekit.cluster._status import (
     ClusterState,
     ClusterStatus,
@@ -37,23 +55,26 @@ from flarekit.cluster._status import (
     head_service_name,
     owning_appwrapper,
 )
+from flarekit.cluster._wrapper import (
+    appwrapper_kind,
+    appwrapper_version,
+    is_mcad,
+    refuse_kueue_options,
+)
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from flarekit._plan import Plan
     from flarekit._progress import Progress
-    from flarekit.client._client import Client
-    from flarekit.client._portforward import PortForward
+    from flarekit.client import Client, PortForward
     from flarekit.cluster._client_tls import RayClientTLS
-    from flarekit.cluster._details import ClusterDetails
-    from flarekit.ray import RayJobClient, RayJobsError
-    from flarekit.ray._jobs_http import Verify
-    from flarekit_models._base import KubeResource
+    from flarekit.ray import RayJobClient, Verify
+    from flarekit_models import KubeResource
     from flarekit_models.core.v1 import Event
-    from flarekit_models.ray.v1 import RayCluster
 
-__all__ = ["CLIENT_PORT", "Cluster", "LabelsDropped"]
+__all__ = ["Cluster"]
 
 #: RayCluster fields only some KubeRay releases have, and the option that sets each (for
 #: errors naming the option; the wrapped form first).
@@ -70,22 +91,8 @@ _PARAMETERS = tuple(
 )
 
 
-class LabelsDropped(RuntimeError):
-    """The server stored the cluster without its Kueue labels, so it would not be queued."""
-
-
 def _as_dict(obj: KubeResource | None) -> JsonObject | None:
     return obj.to_dict() if obj is not None else None
-
-
-def _endpoint(raycluster: RayCluster | None, name: str, default: int) -> int:
-    """A port KubeRay reports in `status.endpoints` (strings), else `default`."""
-    status = raycluster.status if raycluster is not None else None
-    endpoints = (status.endpoints if status is not None else None) or {}
-    try:
-        return int(endpoints.get(name) or default)
-    except ValueError:
-        return default
 
 
 class Cluster:
@@ -103,9 +110,10 @@ class Cluster:
         self._client = client
         #: The AppWrapper's name when it differs from the RayCluster's (attached clusters).
         self._appwrapper_name: str | None = None
+        #: (namespace, queue) the last apply wrote the cluster into, its queue checked then.
+        self._queued: tuple[str | None, str | None] | None = None
         #: The port-forward behind `local_client_url()` (closed by `close()`).
-        self._forward: PortForward | None = None
-        self._finalizer: weakref.finalize[[], Cluster] | None = None
+        self._client_forward = ClientForward()
 
     def __repr__(self) -> str:
         kind = "AppWrapper" if self.config.appwrapper else "RayCluster"
@@ -115,12 +123,10 @@ class Cluster:
     # -- where ----------------------------------------------------------------------------------
 
     @property
-    def client(self) -> Client:
+    def client(self) -> flarekit.client.Client:
         """The client in use (made from the current kubeconfig on first use)."""
         if self._client is None:
-            from flarekit.client._client import Client
-
-            self._client = Client()
+            self._client = flarekit.client.Client()
         return self._client
 
     @property
@@ -140,46 +146,36 @@ class Cluster:
 
     def to_dict(self) -> JsonObject:
         """What :meth:`apply` sends (before the queue is resolved), as Kubernetes JSON."""
-        from flarekit.cluster._render import to_dict
-
         return to_dict(self.config)
 
     def to_yaml(self) -> str:
         """:meth:`to_dict` as YAML, e.g. to review or to `kubectl apply -f`."""
-        from flarekit.cluster._render import to_yaml
-
         return to_yaml(self.config)
 
     # -- reading --------------------------------------------------------------------------------
 
     def _get(self, kind: type[R], name: str) -> R | None:
-        from flarekit.client._errors import NotFound
-
         try:
             return self.client.get(kind, name, namespace=self.namespace)
-        except NotFound:
+        except flarekit.client.NotFound:
             return None
 
-    def _read(self) -> tuple[RayCluster | None, KubeResource | None]:
+    def _read(self) -> tuple[ray_v1.RayCluster | None, KubeResource | None]:
         """(RayCluster, AppWrapper) as stored; either may be None. Raises `NotFound` when
         neither exists."""
-        from flarekit.client._errors import NotFound
-        from flarekit.cluster._wrapper import appwrapper_kind
-        from flarekit_models.ray.v1 import RayCluster
-
         if self.config.appwrapper:
             # In the version the server serves: v1beta2, or MCAD's v1beta1 (read as it is).
             kind = appwrapper_kind(self.client)
             top = self.client.get(kind, self.appwrapper_name, namespace=self.namespace)
-            return self._get(RayCluster, self.name), top
-        raycluster = self.client.get(RayCluster, self.name, namespace=self.namespace)
+            return self._get(ray_v1.RayCluster, self.name), top
+        raycluster = self.client.get(ray_v1.RayCluster, self.name, namespace=self.namespace)
         owner = owning_appwrapper(raycluster)
         if not owner:
             return raycluster, None
         try:
             kind = appwrapper_kind(self.client)
             return raycluster, self.client.get(kind, owner, namespace=self.namespace)
-        except NotFound:
+        except flarekit.client.NotFound:
             return raycluster, None
 
     def status(self) -> ClusterStatus:
@@ -191,8 +187,6 @@ class Cluster:
         """The events about the cluster, oldest first: its RayCluster, its AppWrapper (when
         wrapped) and Kueue Workload, and its pods (see `flarekit._events`). A list of the
         cluster's pods and one of the namespace's events."""
-        from flarekit._events import events_about, pod_names
-
         subjects = [("RayCluster", self.name)]
         if self.config.appwrapper:
             subjects.append(("AppWrapper", self.appwrapper_name))
@@ -214,11 +208,9 @@ class Cluster:
         Reads the head Service name and client port KubeRay reports, and falls back to
         KubeRay's naming when the cluster does not exist yet.
         """
-        from flarekit_models.ray.v1 import RayCluster
-
-        raycluster = self._get(RayCluster, self.name)
+        raycluster = self._get(ray_v1.RayCluster, self.name)
         service = head_service_name(raycluster, self.name)
-        port = _endpoint(raycluster, "client", CLIENT_PORT)
+        port = endpoint_port(raycluster, "client", _endpoints.CLIENT_PORT)
         return f"ray://{service}.{self.namespace}.svc:{port}"
 
     def local_client_url(self, *, port_forward: bool | None = None) -> str:
@@ -235,45 +227,19 @@ class Cluster:
         its head Service or running head pod does not (yet), or it has no client port. On a
         cluster with Ray mTLS, first :meth:`generate_tls_cert` and ``export_env()``.
         """
-        from flarekit.cluster._client_url import client_address
-        from flarekit.cluster._forward import forward_target, in_a_pod
-
-        address = client_address(self.client, self.namespace, self.name)
-        if address.exposed_host:
-            return f"ray://{address.exposed_host}"
-        forward = not in_a_pod() if port_forward is None else port_forward
-        if not forward:
-            return address.in_cluster
-        pod, port = forward_target(self.client, self.namespace, self.name, address.port)
-        current = self._forward
-        if current is None or current.closed or (current.pod, current.port) != (pod, port):
-            self.close()  # none yet, or the head pod was replaced
-            current = self.client.port_forward(pod, port, namespace=self.namespace).start()
-            self._forward = current
-            self._finalizer = weakref.finalize(self, current.close)
-        return f"ray://127.0.0.1:{current.local_port}"
+        return self._client_forward.url(self, self.client, self.namespace, self.name, port_forward)
 
     @contextlib.contextmanager
     def local_client(self) -> Iterator[str]:
         """``with cluster.local_client() as url: ray.init(url)``: the Ray client address, by
         a port-forward to the head pod that ends with the block (unless a Route, Ingress or
         HTTPRoute exposes the client port: then its ``ray://<host>``, and no forward)."""
-        from flarekit.cluster._client_url import client_address
-        from flarekit.cluster._forward import forward_target
-
-        address = client_address(self.client, self.namespace, self.name)
-        if address.exposed_host:
-            yield f"ray://{address.exposed_host}"
-            return
-        pod, port = forward_target(self.client, self.namespace, self.name, address.port)
-        with self.client.port_forward(pod, port, namespace=self.namespace) as forward:
-            yield f"ray://127.0.0.1:{forward.local_port}"
+        with scoped_client_url(self.client, self.namespace, self.name) as url:
+            yield url
 
     def port_forward(self, port: int, *, local_port: int = 0) -> PortForward:
         """A forward (use it in ``with``) from `local_port` on 127.0.0.1 (0: any free port) to
         `port` of the cluster's running head pod, through the API server."""
-        from flarekit.cluster._forward import open_head_forward
-
         return open_head_forward(
             self.client, self.namespace, self.name, port, local_port=local_port
         )
@@ -281,12 +247,7 @@ class Cluster:
     def close(self) -> None:
         """End the port-forward :meth:`local_client_url` started, if any (the cluster itself
         is untouched: :meth:`down` deletes it)."""
-        forward, self._forward = self._forward, None
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-        if forward is not None:
-            forward.close()
+        self._client_forward.close()
 
     def __enter__(self) -> Cluster:
         return self
@@ -304,8 +265,6 @@ class Cluster:
         """A client certificate for ``ray.init("ray://...")`` on a cluster with Ray mTLS,
         signed by the cluster's CA Secret (see :func:`flarekit.cluster.generate_tls_cert`);
         call ``.export_env()`` on the result to point Ray at it."""
-        from flarekit.cluster._client_tls import generate_tls_cert
-
         return generate_tls_cert(
             self.name,
             self.namespace,
@@ -321,16 +280,8 @@ class Cluster:
         Raises :class:`~flarekit.cluster.DashboardNotExposed` (a `LookupError`) saying that
         none was found and how to port-forward instead.
         """
-        from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT, find_dashboard_uri
-        from flarekit_models.ray.v1 import RayCluster
-
-        raycluster = self._get(RayCluster, self.name)
-        return find_dashboard_uri(
-            self.client,
-            self.namespace,
-            head_service_name(raycluster, self.name),
-            port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
-        )
+        dashboard = self._dashboard()
+        return dashboard.exposed_uri(dashboard.raycluster())
 
     def dashboard_client(
         self, *, timeout: float = 30.0, retries: int = 3, verify: Verify = True
@@ -341,8 +292,9 @@ class Cluster:
         this client's credentials (as ``kubectl proxy`` reaches it; the user needs
         ``get services/proxy`` in the namespace). Raises `NotFound` when the cluster does not
         exist."""
-        return self._dashboard_client_at(
-            self._dashboard_route(), timeout=timeout, retries=retries, verify=verify
+        dashboard = self._dashboard()
+        return dashboard.client_at(
+            dashboard.route(), timeout=timeout, retries=retries, verify=verify
         )
 
     @property
@@ -351,93 +303,18 @@ class Cluster:
         (``cluster.job_client``), so code written for codeflare finds it."""
         return self.dashboard_client()
 
-    def _dashboard_route(self) -> tuple[str | None, RayCluster | None]:
-        """The dashboard's exposed URL (None when nothing exposes it) and the RayCluster read
-        to find it: one lookup that the dashboard checks share, instead of one per step."""
-        from flarekit.cluster._dashboard import (
-            DEFAULT_DASHBOARD_PORT,
-            DashboardNotExposed,
-            find_dashboard_uri,
-        )
-        from flarekit_models.ray.v1 import RayCluster
-
-        raycluster = self._get(RayCluster, self.name)
-        try:
-            uri: str | None = find_dashboard_uri(
-                self.client,
-                self.namespace,
-                head_service_name(raycluster, self.name),
-                port=_endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
-            )
-        except DashboardNotExposed:
-            uri = None
-        return uri, raycluster
-
-    def _dashboard_client_at(
-        self,
-        route: tuple[str | None, RayCluster | None],
-        *,
-        timeout: float,
-        retries: int,
-        verify: Verify,
-    ) -> RayJobClient:
-        from flarekit.cluster._dashboard import DEFAULT_DASHBOARD_PORT
-        from flarekit.cluster._dashboard_proxy import through_api_server
-        from flarekit.ray import RayJobClient
-
-        uri, raycluster = route
-        if uri is None:
-            return through_api_server(
-                self.client,
-                self.namespace,
-                head_service_name(raycluster, self.name),
-                _endpoint(raycluster, "dashboard", DEFAULT_DASHBOARD_PORT),
-                timeout=timeout,
-                retries=retries,
-            )
-        return RayJobClient(uri, verify=verify, timeout=timeout, retries=retries)
-
     def is_dashboard_ready(self, *, timeout: float = 5.0, verify: Verify = True) -> bool:
         """Whether the Ray dashboard answers (its Jobs API's ``/api/version``), at
         :meth:`cluster_dashboard_uri` or through the API server (see
         :meth:`dashboard_client`). False when it cannot be reached or answers with an error;
         `verify` is as for :class:`flarekit.ray.RayJobClient`."""
+        return self._dashboard().answer(timeout, verify) is None
 
-        return self._dashboard_answer(timeout, verify) is None
-
-    def _dashboard_answer(
-        self,
-        timeout: float,
-        verify: Verify,
-        route: tuple[str | None, RayCluster | None] | None = None,
-    ) -> RayJobsError | None:
-        """None when the dashboard answers, else the error that says why not (`route`: a
-        lookup already made)."""
-        from flarekit.client._errors import NotFound
-        from flarekit.ray import RayJobsError, RayJobValidationError
-
-        try:
-            if route is None:
-                route = self._dashboard_route()
-        except NotFound as exc:
-            return RayJobValidationError("cluster", str(exc))
-        uri = route[0]
-        if uri is not None and _never_resolves(uri):
-            return RayJobValidationError("address", f"{uri} never resolves")
-        try:
-            self._dashboard_client_at(route, timeout=timeout, retries=0, verify=verify).version()
-        except RayJobsError as exc:
-            return exc
-        except NotFound as exc:
-            return RayJobValidationError("cluster", str(exc))
-        return None
+    def _dashboard(self) -> ClusterDashboard:
+        return ClusterDashboard(self.client, self.namespace, self.name)
 
     def details(self) -> ClusterDetails:
         """Status, addresses, queue admission and resources per group, read from the server."""
-        from flarekit.cluster._dashboard import DashboardNotExposed
-        from flarekit.cluster._details import ClusterDetails, group_rows, ray_report
-        from flarekit.cluster._read import from_raycluster
-
         raycluster, wrapper = self._read()
         rc, aw = _as_dict(raycluster), _as_dict(wrapper)
         status = cluster_status(raycluster, aw, name=self.name, namespace=self.namespace)
@@ -448,8 +325,8 @@ class Cluster:
             described = self.config  # an object no configuration can express
         try:
             dashboard = self.cluster_dashboard_uri()
-            reported = None if _never_resolves(dashboard) else ray_report(dashboard)
-        except DashboardNotExposed as exc:
+            reported = None if never_resolves(dashboard) else ray_report(dashboard)
+        except _endpoints.DashboardNotExposed as exc:
             dashboard, reported = str(exc), None
         return ClusterDetails(
             status=status,
@@ -467,12 +344,11 @@ class Cluster:
         """Kueue's word on the cluster's Workload, when it is queued."""
         if top is None or not status.queue:
             return None
-        from flarekit.kueue import admission_state, workload_for
 
-        workload = workload_for(self.client, top)
+        workload = flarekit.kueue.workload_for(self.client, top)
         if workload is None:
             return "no Workload yet (Kueue has not seen the cluster)"
-        return str(admission_state(workload))
+        return str(flarekit.kueue.admission_state(workload))
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -497,13 +373,15 @@ class Cluster:
         ``local_queue`` or ``priority_class``; a `QueueOptOutWarning` where Kueue is
         installed, since Kueue may still take or hold it).
 
-        Validates first (`ConfigError`, nothing sent), then resolves the Kueue queue
-        (`QueueNotFound`, nothing created), refuses autoscaling under Kueue and a priority
-        class the server does not have (`ConfigError`, see `flarekit.cluster._prechecks`),
-        and checks the object against the KubeRay (and
-        AppWrapper) release the cluster runs (`FieldUnavailable` naming the option, nothing
-        created; see `flarekit.compat.prepare_write`). `force=True` takes over fields another
-        manager owns instead of raising `Conflict`.
+        Checks the configuration (validated when it was made, or last changed: `ConfigError`,
+        nothing sent), then resolves the Kueue queue (`QueueNotFound`, nothing created),
+        refuses autoscaling under Kueue and a priority class the server does not have
+        (`ConfigError`, see `flarekit.cluster._prechecks`), and checks the object against the
+        KubeRay (and AppWrapper) release the cluster runs (`FieldUnavailable` naming the
+        option, nothing created; see `flarekit.compat.prepare_write`). `force=True` takes
+        over fields another manager owns instead of raising `Conflict`. The write itself is
+        one server-side apply (see `flarekit._write_plan`); a cluster this call created is deleted
+        again when the server stored it without its queue labels (`LabelsDropped`).
 
         On a cluster running the legacy MCAD AppWrapper (workload.codeflare.dev/v1beta1), a
         wrapped cluster is written in v1beta1 and queued by MCAD, which dispatches it itself:
@@ -511,59 +389,53 @@ class Cluster:
         are refused (`ConfigError`, nothing created) rather than written as labels nothing
         would act on, and no default LocalQueue is looked up.
         """
-        from flarekit.cluster._prechecks import (
-            check_priority_class,
-            refuse_autoscaling_under_kueue,
-        )
-        from flarekit.cluster._render import render
-        from flarekit.cluster._wrapper import appwrapper_version, is_mcad, refuse_kueue_options
-        from flarekit.compat import prepare_write
-        from flarekit.kueue import check_no_queue, maybe_local_queue, opt_out_of_queue
+        plan, config = self._plan(force, no_queue)
+        if dry_run:
+            return dry_run_plan(self.client, plan)
+        execute(self.client, plan)
+        self.config = config
+        self._queued = (config.namespace, config.local_queue)
+        return self
 
-        report = self.config.validate()
-        check_no_queue(report, no_queue, self.config.local_queue, self.config.priority_class)
+    def _plan(self, force: bool, no_queue: bool) -> tuple[WritePlan, ClusterConfiguration]:
+        """The write `apply` sends and the configuration it writes (namespace and queue
+        resolved): everything but the check that the name is not taken is read here."""
+        report = self.config.validate_if_changed()
+        flarekit.kueue.check_no_queue(
+            report, no_queue, self.config.local_queue, self.config.priority_class
+        )
         report.raise_if_problems()
         namespace = self.namespace
-        queue = None
+        queue = self.config.local_queue
         if self.config.appwrapper and is_mcad(appwrapper_version(self.client)):
             refuse_kueue_options(self.client, self.config)  # MCAD queues it, not Kueue
         elif no_queue:
             top = "AppWrapper" if self.config.appwrapper else "RayCluster"
-            opt_out_of_queue(self.client, namespace, f"{top} {namespace}/{self.config.name}")
-        else:
-            queue = maybe_local_queue(self.client, namespace, self.config.local_queue)
+            flarekit.kueue.opt_out_of_queue(
+                self.client, namespace, f"{top} {namespace}/{self.config.name}"
+            )
+        elif self._queued is None or self._queued != (namespace, queue):
+            # Checked by the last apply of this cluster, into that queue: not read again.
+            queue = flarekit.kueue.maybe_local_queue(self.client, namespace, queue)
             refuse_autoscaling_under_kueue(self.client, self.config, queue)
             check_priority_class(self.client, self.config)
         # Validated above: a copy with the resolved namespace and queue, not checked again.
         config = copy.copy(self.config)
         config.namespace, config.local_queue = namespace, queue
-        raycluster = self._check_not_taken(config)
-        model = prepare_write(
+        model = flarekit.compat.prepare_write(
             self.client, render(config, validated=True), parameters=_PARAMETERS, subject=repr(self)
         )
-        kind = type(model)
-        name = self.appwrapper_name if config.appwrapper else config.name
         if config.appwrapper and self._appwrapper_name and model.metadata is not None:
             model.metadata.name = self._appwrapper_name
-        # For a bare RayCluster the object to write is the one just read.
-        stored = self._get(kind, name) if config.appwrapper else raycluster
-        existed = stored is not None
-        if dry_run:
-            from flarekit._plan import Plan, change_of
 
-            result = self.client.apply(model, force=force, dry_run=True)
-            return Plan((change_of(model, stored, result, self.client.field_manager),))
-        created: list[tuple[type[KubeResource], str]] = []
-        try:
-            stored = self.client.apply(model, force=force)
-            if not existed:
-                created.append((kind, name))
-            self._check_labels(stored, config, existed)
-        except BaseException as exc:
-            self._undo(created, exc)
-            raise
-        self.config = config
-        return self
+        def not_taken(client: Client) -> None:
+            check_not_taken(client, config)
+
+        def queued(stored: KubeResource, existed: bool) -> None:
+            check_queue_labels_kept(stored, config, existed)
+
+        plan = WritePlan(repr(self), [model], (not_taken,), force=force, after_write=queued)
+        return plan, config
 
     up = apply
 
@@ -572,66 +444,6 @@ class Cluster:
         ``apply(dry_run=True)``; ``str()`` of the result is a unified diff, and its
         ``exit_code`` is kubectl diff's (0: no change, 1: changes)."""
         return self.apply(force=force, no_queue=no_queue, dry_run=True)
-
-    def _check_not_taken(self, config: ClusterConfiguration) -> RayCluster | None:
-        """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one;
-        returns the RayCluster of that name as stored (None if there is none)."""
-        from flarekit_models.ray.v1 import RayCluster
-
-        stored = self._get(RayCluster, config.name)
-        if stored is None:
-            return None
-        owner = owning_appwrapper(stored)
-        where = f"{config.namespace}/{config.name}"
-        if config.appwrapper and owner is None:
-            problem = Problem(
-                "appwrapper",
-                True,
-                f"RayCluster {where} already exists outside an AppWrapper",
-                "appwrapper=False to update it, another name, or down() it first",
-            )
-        elif not config.appwrapper and owner is not None:
-            problem = Problem(
-                "appwrapper",
-                False,
-                f"RayCluster {where} belongs to AppWrapper {owner!r}",
-                f"appwrapper=True to update it through AppWrapper {owner!r}",
-            )
-        else:
-            return stored
-        raise ConfigError([problem])
-
-    def _check_labels(
-        self, stored: KubeResource, config: ClusterConfiguration, existed: bool
-    ) -> None:
-        labels = labels_of(stored)
-        wanted = {QUEUE_LABEL: config.local_queue, PRIORITY_LABEL: config.priority_class}
-        missing = {k: v for k, v in wanted.items() if v and labels.get(k) != v}
-        if not missing:
-            return
-        what = ", ".join(f"{k}={v}" for k, v in missing.items())
-        kind = type(stored).__name__
-        fate = "it existed before, so it was left in place" if existed else "it was deleted again"
-        raise LabelsDropped(
-            f"the server stored {kind} {config.namespace}/{name_of(stored)} without the "
-            f"label(s) {what} (an admission webhook may remove them), so it would run outside "
-            f"the queue; {fate}"
-        )
-
-    def _undo(self, created: list[tuple[type[KubeResource], str]], error: BaseException) -> None:
-        """Delete what this call created, newest first; failures become notes on `error`."""
-        from flarekit.client._errors import ApiError, NotFound
-
-        for kind, name in reversed(created):
-            try:
-                self.client.delete(kind, name, namespace=self.namespace)
-            except NotFound:
-                pass
-            except ApiError as exc:
-                error.add_note(
-                    f"could not delete {kind.__name__} {self.namespace}/{name} created by this "
-                    f"call: {exc}; delete it by hand"
-                )
 
     def down(
         self,
@@ -648,24 +460,20 @@ class Cluster:
         Returns False when there was nothing to delete. With `wait=True`, returns once the
         object is gone (`WaitTimeout` after `timeout` seconds, e.g. while finalizers hold it).
         """
-        from flarekit.client._errors import NotFound
-        from flarekit.cluster._wrapper import appwrapper_kind
-        from flarekit_models.ray.v1 import RayCluster
-
         kind: type[KubeResource]
         if self.config.appwrapper:
             kind, name = appwrapper_kind(self.client), self.appwrapper_name
         else:
-            owner = owning_appwrapper(self._get(RayCluster, self.name))
+            owner = owning_appwrapper(self._get(ray_v1.RayCluster, self.name))
             # Deleting a wrapped RayCluster alone would only make its AppWrapper recreate it.
             if owner:
                 kind, name = appwrapper_kind(self.client), owner
             else:
-                kind, name = RayCluster, self.name
+                kind, name = ray_v1.RayCluster, self.name
         self.close()  # the head pod goes: so does the forward to it
         try:
             self.client.delete(kind, name, namespace=self.namespace)
-        except NotFound:
+        except flarekit.client.NotFound:
             return False
         if wait:
             wait_until(
@@ -720,31 +528,7 @@ class Cluster:
         progress: bool | Progress,
         clock: Clock,
     ) -> None:
-        from flarekit.ray import RayJobsApiError
-
-        route = self._dashboard_route()
-        uri = route[0]
-        if uri is None:
-            answer = self._dashboard_answer(5.0, True, route)
-            if answer is None:
-                return
-            if isinstance(answer, RayJobsApiError) and answer.status == 404:
-                return  # no proxy to it on this server: nothing can ever answer there
-        elif _never_resolves(uri):
-            return  # e.g. the practice cluster's hosts: nothing can ever answer there
-        where = f"at {uri}" if uri is not None else "through the API server"
-        wait_until(
-            self.is_dashboard_ready,
-            bool,
-            None,
-            timeout=max(timeout, 0.0),
-            describe=f"the Ray dashboard of {self.namespace}/{self.name} {where} to answer",
-            poll=poll,
-            max_poll=max_poll,
-            progress=progress,
-            clock=clock,
-            state=lambda ready: "answering" if ready else "not answering yet",
-        )
+        self._dashboard().wait(timeout, poll, max_poll, progress, clock)
 
     def _wait_status(
         self,
@@ -795,18 +579,9 @@ class Cluster:
             return None
 
 
-def _never_resolves(uri: str) -> bool:
-    """Whether `uri`'s host is under ``.invalid``, which by RFC 6761 never resolves."""
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(uri).hostname or "").rstrip(".")
-    return host == "invalid" or host.endswith(".invalid")
-
-
 def _kind_of(wrapper: JsonObject | None) -> str:
     if wrapper is None:
         return "RayCluster"
-    from flarekit.cluster._wrapper import is_mcad
 
     return "AppWrapper (MCAD, v1beta1)" if is_mcad(wrapper) else "AppWrapper"
 

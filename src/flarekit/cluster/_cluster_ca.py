@@ -21,12 +21,13 @@ import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import flarekit.client
+
 if TYPE_CHECKING:
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 
-    from flarekit.client._client import Client
-    from flarekit.client._generic import GenericResource
+    from flarekit.client import Client, GenericResource
 
 __all__ = [
     "CA_SECRET_LABEL",
@@ -64,10 +65,8 @@ def _is_ca_secret(name: str, cluster: str) -> bool:
 
 def find_ca_secret(client: Client, namespace: str, cluster: str) -> GenericResource:
     """The cluster's CA Secret (the newest, should there be several)."""
-    from flarekit.client._generic import generic_resource
-
     secrets = client.list(
-        generic_resource("v1", "Secret", "secrets"),
+        flarekit.client.generic_resource("v1", "Secret", "secrets"),
         namespace=namespace,
         label_selector={CA_SECRET_LABEL: cluster},
     )

@@ -25,21 +25,25 @@ one read back from the RayCluster it renders:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
 from flarekit._json import JsonValue
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._quantity import format_quantity, is_bare_number, parse_quantity
-from flarekit._validation import DEFAULT_EXTENDED_RESOURCES, ValidationReport, ray_version_of_image
+from flarekit._validation import ValidationReport, ray_version_of_image
+from flarekit.cluster._checks import validate
 from flarekit.cluster._defaults import DEFAULT_IMAGE_REPOSITORY, DEFAULT_RAY_VERSION, MEMORY_UNIT
 from flarekit.cluster._names import suggest_names
+from flarekit.cluster._parameters import ClusterParameters
+from flarekit.cluster._pod import pod_override
 from flarekit.cluster._worker_group import QuantityValue, WorkerGroup
+from flarekit_models.core import v1 as core_v1
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeModel
-    from flarekit_models.core.v1 import PodTemplateSpec, Toleration, Volume, VolumeMount
+    from flarekit_models import KubeModel
+    from flarekit_models.core.v1 import PodTemplateSpec
 
 __all__ = [
     "DEFAULT_IMAGE_REPOSITORY",
@@ -54,7 +58,7 @@ __all__ = [
 
 @suggest_names
 @dataclass
-class ClusterConfiguration:
+class ClusterConfiguration(ClusterParameters):
     """A Ray cluster: one head, a main worker group and optional extra worker groups.
 
     Only ``name`` is required. Defaults follow CodeFlare SDK: a head with 2 CPUs and 8G of
@@ -108,96 +112,25 @@ class ClusterConfiguration:
     ``to_yaml(config)`` gives the text to write.
     """
 
-    name: str
-    _: KW_ONLY
-    namespace: str | None = None
-    image: str | None = None
-    ray_version: str | None = None
-
-    head_cpu_requests: QuantityValue | None = 2
-    head_cpu_limits: QuantityValue | None = 2
-    head_memory_requests: QuantityValue | None = 8
-    head_memory_limits: QuantityValue | None = 8
-    head_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
-    head_tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
-    head_node_selector: dict[str, str] = field(default_factory=dict)
-    head_pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None
-
-    num_workers: int = 1
-    min_workers: int | None = None
-    max_workers: int | None = None
-    worker_cpu_requests: QuantityValue | None = 1
-    worker_cpu_limits: QuantityValue | None = 1
-    worker_memory_requests: QuantityValue | None = 2
-    worker_memory_limits: QuantityValue | None = 2
-    worker_extended_resource_requests: dict[str, int | str] = field(default_factory=dict)
-    worker_tolerations: list[Toleration | Mapping[str, JsonValue]] = field(default_factory=list)
-    worker_node_selector: dict[str, str] = field(default_factory=dict)
-    worker_pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None
-    worker_group_name: str = "workers"
-    worker_groups: list[WorkerGroup] = field(default_factory=list)
-
-    extended_resource_mapping: dict[str, str] = field(default_factory=dict)
-    enable_autoscaling: bool = False
-    autoscaler_idle_timeout_seconds: int | None = None
-
-    envs: dict[str, str] = field(default_factory=dict)
-    volumes: list[Volume | Mapping[str, JsonValue]] = field(default_factory=list)
-    volume_mounts: list[VolumeMount | Mapping[str, JsonValue]] = field(default_factory=list)
-    image_pull_secrets: list[str] = field(default_factory=list)
-    labels: dict[str, str] = field(default_factory=dict)
-    annotations: dict[str, str] = field(default_factory=dict)
-
-    local_queue: str | None = None
-    priority_class: str | None = None
-    appwrapper: bool = False
-
-    enable_gcs_ft: bool = False
-    redis_address: str | None = None
-    redis_password_secret: dict[str, str] | None = None
-    external_storage_namespace: str | None = None
-
     def __post_init__(self) -> None:
         self.validate().raise_if_problems()
         _normalize(self)
+        self._validated = repr(self)
 
     def validate(self) -> ValidationReport:
         """Every problem of this configuration (an empty report when it is valid)."""
-        # Imported here: the checks cost more to import than a first cell needs to pay.
-        from flarekit.cluster._checks import validate
-
         return validate(self)
 
-    @property
-    def resource_mapping(self) -> dict[str, str]:
-        """Every known extended resource and its Ray resource: built-ins, then the user's."""
-        return {**DEFAULT_EXTENDED_RESOURCES, **self.extended_resource_mapping}
-
-    @property
-    def effective_image(self) -> str:
-        """The image Ray nodes run: ``image`` (set on construction), else the default."""
-        return self.image or f"{DEFAULT_IMAGE_REPOSITORY}:{self.ray_version or DEFAULT_RAY_VERSION}"
-
-    def main_worker_group(self) -> WorkerGroup:
-        """The ``worker_*`` parameters as a :class:`WorkerGroup`."""
-        return WorkerGroup(
-            self.worker_group_name,
-            num_workers=self.num_workers,
-            min_workers=self.min_workers,
-            max_workers=self.max_workers,
-            cpu_requests=self.worker_cpu_requests,
-            cpu_limits=self.worker_cpu_limits,
-            memory_requests=self.worker_memory_requests,
-            memory_limits=self.worker_memory_limits,
-            extended_resource_requests=self.worker_extended_resource_requests,
-            tolerations=self.worker_tolerations,
-            node_selector=self.worker_node_selector,
-            pod_template=self.worker_pod_template,
-        )
-
-    def all_worker_groups(self) -> list[WorkerGroup]:
-        """The main worker group, then ``worker_groups``."""
-        return [self.main_worker_group(), *self.worker_groups]
+    def validate_if_changed(self) -> ValidationReport:
+        """`validate`, when the configuration changed since it was last validated (on
+        construction, or by this call); an empty report otherwise: a configuration is
+        checked once from construction to the write."""
+        if getattr(self, "_validated", None) == repr(self):
+            return ValidationReport()
+        report = self.validate()
+        if report.ok:
+            self._validated = repr(self)
+        return report
 
 
 # --- normalisation (runs only on valid configurations) -------------------------------------
@@ -232,9 +165,8 @@ def _models(
     """`items` as models of `kind` (a `flarekit_models.core.v1` class name)."""
     if not items:
         return []  # without importing the models
-    import flarekit_models.core.v1 as core
 
-    model: type[_M] = getattr(core, kind)
+    model: type[_M] = getattr(core_v1, kind)
     return [item if isinstance(item, model) else model.model_validate(item) for item in items]
 
 
@@ -244,7 +176,6 @@ def _pod_template(
     """A pod override as the model; one that sets nothing is no override (``None``)."""
     if value is None:
         return None
-    from flarekit.cluster._pod import pod_override
 
     template = pod_override(value)
     return template if template.model_fields_set else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import flarekit.ray
 from flarekit._tables import HtmlStatus, Row, html_table, text_table
 from flarekit.cluster._config import ClusterConfiguration, WorkerGroup
 from flarekit.cluster._status import ClusterStatus
@@ -153,11 +154,11 @@ def _amount(name: str, value: float) -> str:
 def ray_report(dashboard: str, timeout: float = 5.0) -> str | None:
     """What Ray reports of the cluster's resources at `dashboard` (``CPU 1/2 used, ...``),
     or None when it does not answer."""
-    from flarekit.ray import RayJobClient, RayJobsError
-
     try:
-        resources = RayJobClient(dashboard, timeout=timeout, retries=0).cluster_resources()
-    except (RayJobsError, OSError, ValueError):
+        resources = flarekit.ray.RayJobClient(
+            dashboard, timeout=timeout, retries=0
+        ).cluster_resources()
+    except (flarekit.ray.RayJobsError, OSError, ValueError):
         return None
     shown = [
         f"{name} {_amount(name, used)}/{_amount(name, total)}"

@@ -15,17 +15,28 @@ whose forward ends with the block.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from flarekit.cluster._client_url import RayClientUnavailable
+from flarekit.cluster._endpoints import RayClientUnavailable, client_address
+from flarekit_models.core import v1 as core_v1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit.client._portforward import PortForward
+    from flarekit.client import Client, PortForward
     from flarekit_models.core.v1 import Pod, ServicePort
 
-__all__ = ["forward_target", "head_pod", "in_a_pod", "open_head_forward", "pod_port"]
+__all__ = [
+    "ClientForward",
+    "forward_target",
+    "head_pod",
+    "in_a_pod",
+    "open_head_forward",
+    "pod_port",
+    "scoped_client_url",
+]
 
 HEAD_SELECTOR = "ray.io/node-type=head"
 
@@ -36,14 +47,14 @@ def in_a_pod() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-def head_pod(client: Client, namespace: str, cluster: str) -> Pod:
+def head_pod(client: Client, namespace: str, cluster: str) -> core_v1.Pod:
     """The head pod of `cluster` that runs (not being deleted); `RayClientUnavailable` when
     there is none."""
-    from flarekit_models.core.v1 import Pod
-
     pods = list(
         client.list(
-            Pod, namespace=namespace, label_selector=f"ray.io/cluster={cluster},{HEAD_SELECTOR}"
+            core_v1.Pod,
+            namespace=namespace,
+            label_selector=f"ray.io/cluster={cluster},{HEAD_SELECTOR}",
         )
     )
     for pod in pods:
@@ -100,3 +111,51 @@ def open_head_forward(
     pod = head_pod(client, namespace, cluster)
     name = str(pod.metadata.name if pod.metadata else "")
     return client.port_forward(name, port, namespace=namespace, local_port=local_port)
+
+
+class ClientForward:
+    """The forward behind `Cluster.local_client_url()`, owned by one `Cluster` object: reused
+    while the same head pod runs, closed by `close()` or with its owner."""
+
+    def __init__(self) -> None:
+        self._forward: PortForward | None = None
+        self._finalizer: weakref.finalize[[], object] | None = None
+
+    def url(
+        self, owner: object, client: Client, namespace: str, name: str, port_forward: bool | None
+    ) -> str:
+        """`Cluster.local_client_url()` of cluster `name` (see there)."""
+        address = client_address(client, namespace, name)
+        if address.exposed_host:
+            return f"ray://{address.exposed_host}"
+        forward = not in_a_pod() if port_forward is None else port_forward
+        if not forward:
+            return address.in_cluster
+        pod, port = forward_target(client, namespace, name, address.port)
+        current = self._forward
+        if current is None or current.closed or (current.pod, current.port) != (pod, port):
+            self.close()  # none yet, or the head pod was replaced
+            current = client.port_forward(pod, port, namespace=namespace).start()
+            self._forward = current
+            self._finalizer = weakref.finalize(owner, current.close)
+        return f"ray://127.0.0.1:{current.local_port}"
+
+    def close(self) -> None:
+        forward, self._forward = self._forward, None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if forward is not None:
+            forward.close()
+
+
+@contextlib.contextmanager
+def scoped_client_url(client: Client, namespace: str, name: str) -> Iterator[str]:
+    """`Cluster.local_client()` of cluster `name` (see there)."""
+    address = client_address(client, namespace, name)
+    if address.exposed_host:
+        yield f"ray://{address.exposed_host}"
+        return
+    pod, port = forward_target(client, namespace, name, address.port)
+    with client.port_forward(pod, port, namespace=namespace) as forward:
+        yield f"ray://127.0.0.1:{forward.local_port}"

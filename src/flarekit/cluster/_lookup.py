@@ -14,22 +14,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+import flarekit.client
 from flarekit._json import JsonObject, JsonValue
 from flarekit._objects import metadata_of, name_of
 from flarekit._tables import html_table, text_table
-from flarekit.client._errors import NotFound
+from flarekit.client import NotFound
 from flarekit.cluster._cluster import Cluster
+from flarekit.cluster._read import from_raycluster
 from flarekit.cluster._status import (
     ClusterState,
     ClusterStatus,
     cluster_status,
     owning_appwrapper,
 )
+from flarekit.cluster._wrapper import appwrapper_kind, wrapped_templates
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
-    from flarekit_models.ray.v1 import RayCluster
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
 
 R = TypeVar("R", bound="KubeResource")
 
@@ -54,14 +57,14 @@ class ClusterList(list[ClusterStatus]):
 
     @property
     def _every_namespace(self) -> bool:
-        from flarekit.client._resource import ALL_NAMESPACES
+        return self.namespace == flarekit.client.ALL_NAMESPACES
 
-        return self.namespace == ALL_NAMESPACES
-
-    def _header(self) -> tuple[str, ...]:
+    def header(self) -> tuple[str, ...]:
+        """The table's column names (a NAMESPACE column first when listing every one)."""
         return ("NAMESPACE", *_HEADER) if self._every_namespace else _HEADER
 
-    def _rows(self) -> list[tuple[object, ...]]:
+    def rows(self) -> list[tuple[object, ...]]:
+        """The table's rows, one per cluster, as the columns of `header` say."""
         rows: list[tuple[object, ...]] = [
             (s.name, s.state.value, s.workers, s.queue, s.appwrapper, s.reason) for s in self
         ]
@@ -79,27 +82,23 @@ class ClusterList(list[ClusterStatus]):
     def __str__(self) -> str:
         if not self:
             return self._title()
-        return text_table(self._rows(), header=self._header(), title=self._title())
+        return text_table(self.rows(), header=self.header(), title=self._title())
 
     def _repr_html_(self) -> str:
-        return html_table(self._rows(), header=self._header(), title=self._title())
+        return html_table(self.rows(), header=self.header(), title=self._title())
 
 
-def _client(client: Client | None) -> Client:
+def _client(client: flarekit.client.Client | None) -> flarekit.client.Client:
     if client is not None:
         return client
-    from flarekit.client._client import Client
 
-    return Client()
+    return flarekit.client.Client()
 
 
 def _raycluster_template(wrapper: Mapping[str, JsonValue]) -> JsonObject | None:
     """The RayCluster an AppWrapper (v1beta2, or MCAD's v1beta1) holds, as stored."""
-    from flarekit.client._head import head_of
-    from flarekit.cluster._wrapper import wrapped_templates
-
     for template in wrapped_templates(wrapper):
-        if head_of(template).kind == "RayCluster":
+        if flarekit.client.head_of(template).kind == "RayCluster":
             return template
     return None
 
@@ -111,17 +110,13 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
     :func:`~flarekit.cluster.from_raycluster`). Raises `NotFound` when there is neither a
     RayCluster nor an AppWrapper holding a RayCluster of that name.
     """
-    from flarekit.cluster._read import from_raycluster
-    from flarekit.cluster._wrapper import appwrapper_kind
-    from flarekit_models.ray.v1 import RayCluster
-
     client = _client(client)
     ns = namespace or client.namespace or "default"
-    source: RayCluster | JsonObject | None = None
+    source: ray_v1.RayCluster | JsonObject | None = None
     wrapper_name: str | None = None
     wrapped = False
     try:
-        raycluster: RayCluster | None = client.get(RayCluster, name, namespace=ns)
+        raycluster: ray_v1.RayCluster | None = client.get(ray_v1.RayCluster, name, namespace=ns)
     except NotFound:
         raycluster = None
     if raycluster is not None:
@@ -155,10 +150,8 @@ def get_cluster(name: str, namespace: str | None = None, client: Client | None =
 
 
 def _not_found(name: str, namespace: str) -> NotFound:
-    from flarekit.client._errors import Operation
-
     return NotFound(
-        Operation("get", "rayclusters.ray.io", name, namespace),
+        flarekit.client.Operation("get", "rayclusters.ray.io", name, namespace),
         404,
         "NotFound",
         f"no RayCluster {name!r} and no AppWrapper {name!r} holding one in namespace "
@@ -195,12 +188,9 @@ def find_clusters(
     """Every Ray cluster in `namespace` (`ALL_NAMESPACES` for all), sorted by namespace and
     name; with `label_selector`, those whose top object (the AppWrapper of a wrapped one)
     has matching labels."""
-    from flarekit.cluster._wrapper import appwrapper_kind
-    from flarekit_models.ray.v1 import RayCluster
-
-    rayclusters = _list(client, RayCluster, namespace)
+    rayclusters = _list(client, ray_v1.RayCluster, namespace)
     matching = (
-        {_key(rc) for rc in _list(client, RayCluster, namespace, label_selector)}
+        {_key(rc) for rc in _list(client, ray_v1.RayCluster, namespace, label_selector)}
         if label_selector
         else {_key(rc) for rc in rayclusters}
     )
@@ -209,7 +199,7 @@ def find_clusters(
         for w in _list(client, appwrapper_kind(client), namespace, label_selector)
         if _raycluster_template(w.to_dict()) is not None
     }
-    inside: dict[tuple[str, str], RayCluster] = {}
+    inside: dict[tuple[str, str], ray_v1.RayCluster] = {}
     found: list[FoundCluster] = []
     for rc in rayclusters:
         ns, _ = _key(rc)

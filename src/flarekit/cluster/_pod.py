@@ -36,17 +36,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import flarekit_models
 from flarekit._json import JsonValue
 from flarekit._validation import ValidationReport
 from flarekit.cluster._worker_group import QuantityValue
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from flarekit.cluster._config import ClusterConfiguration
+    from flarekit.cluster._parameters import ClusterParameters
     from flarekit.cluster._worker_group import WorkerGroup
-    from flarekit_models._base import KubeModel
-    from flarekit_models.core.v1 import PodTemplateSpec, ResourceRequirements, Toleration
+    from flarekit_models import KubeModel
+    from flarekit_models.core.v1 import PodTemplateSpec, ResourceRequirements
 
 __all__ = [
     "HEAD_CONTAINER",
@@ -102,11 +105,11 @@ def made(kind: type[_M], **values: object) -> _M:
     most of what `flarekit cluster render` cost. Validators are built when something is
     validated or sent (a client's dump), not to render.
     """
-    from flarekit_models._base import KubeResource
-
     given_values: dict[str, Any] = {name: v for name, v in values.items() if v is not None}
     model = kind.model_construct(None, **given_values)
-    if isinstance(model, KubeResource):  # written with its apiVersion and kind, as validated
+    if isinstance(
+        model, flarekit_models.KubeResource
+    ):  # written with its apiVersion and kind, as validated
         model.model_fields_set.update(("api_version", "kind"))
     return cast(_M, model)
 
@@ -126,10 +129,8 @@ def resources(
     memory_requests: QuantityValue | None,
     memory_limits: QuantityValue | None,
     devices: Mapping[str, int | str],
-) -> ResourceRequirements | None:
+) -> core_v1.ResourceRequirements | None:
     """A Ray container's resources; None when no amount is given."""
-    from flarekit_models.core.v1 import ResourceRequirements
-
     # Devices cannot be overcommitted: Kubernetes wants request == limit.
     requests = {"cpu": cpu_requests, "memory": memory_requests, **devices}
     limits = {"cpu": cpu_limits, "memory": memory_limits, **devices}
@@ -137,53 +138,45 @@ def resources(
     given_limits = {k: v for k, v in limits.items() if v is not None}
     if not given_requests and not given_limits:
         return None
-    return made(ResourceRequirements, requests=given_requests or None, limits=given_limits or None)
+    return made(
+        core_v1.ResourceRequirements, requests=given_requests or None, limits=given_limits or None
+    )
 
 
 def _rendered(
-    config: ClusterConfiguration,
+    config: ClusterParameters,
     container_name: str,
     image: str,
     requirements: ResourceRequirements | None,
-    tolerations: list[Toleration | Mapping[str, JsonValue]],
+    tolerations: list[core_v1.Toleration | Mapping[str, JsonValue]],
     node_selector: dict[str, str],
     group: WorkerGroup | None = None,
-) -> PodTemplateSpec:
+) -> core_v1.PodTemplateSpec:
     """A Ray node's pod template from the parameters alone; a worker `group`'s own envs
     win over the cluster's."""
-    from flarekit_models.core.v1 import (
-        Container,
-        EnvVar,
-        LocalObjectReference,
-        PodSpec,
-        PodTemplateSpec,
-        Toleration,
-        Volume,
-        VolumeMount,
-    )
-    from flarekit_models.meta.v1 import ObjectMeta
-
     envs = {**config.envs, **(group.envs if group is not None else {})}
     container = made(
-        Container,
+        core_v1.Container,
         name=container_name,
         image=image,
         resources=requirements,
-        env=[made(EnvVar, name=k, value=v) for k, v in envs.items()] or None,
-        volume_mounts=copies(VolumeMount, config.volume_mounts),
+        env=[made(core_v1.EnvVar, name=k, value=v) for k, v in envs.items()] or None,
+        volume_mounts=copies(core_v1.VolumeMount, config.volume_mounts),
     )
     spec = made(
-        PodSpec,
+        core_v1.PodSpec,
         containers=[container],
-        volumes=copies(Volume, config.volumes),
-        tolerations=copies(Toleration, tolerations),
+        volumes=copies(core_v1.Volume, config.volumes),
+        tolerations=copies(core_v1.Toleration, tolerations),
         node_selector=dict(node_selector) or None,
-        image_pull_secrets=[made(LocalObjectReference, name=s) for s in config.image_pull_secrets]
+        image_pull_secrets=[
+            made(core_v1.LocalObjectReference, name=s) for s in config.image_pull_secrets
+        ]
         or None,
     )
     labels = dict(group.labels) if group is not None and group.labels else None
-    metadata = made(ObjectMeta, labels=labels) if labels else None
-    return made(PodTemplateSpec, metadata=metadata, spec=spec)
+    metadata = made(meta_v1.ObjectMeta, labels=labels) if labels else None
+    return made(core_v1.PodTemplateSpec, metadata=metadata, spec=spec)
 
 
 # --- which pods, and where their overrides are ---------------------------------------------
@@ -235,14 +228,14 @@ class PodSlot:
         }.get(field, "the configuration's parameters")
 
 
-def pod_slots(config: ClusterConfiguration) -> list[PodSlot]:
+def pod_slots(config: ClusterParameters) -> list[PodSlot]:
     """The head, then every worker group (the main one first)."""
     groups = config.all_worker_groups()
     return [PodSlot(None), *(PodSlot(group, i) for i, group in enumerate(groups))]
 
 
 def ray_pod_template(
-    config: ClusterConfiguration, slot: PodSlot, report: ValidationReport
+    config: ClusterParameters, slot: PodSlot, report: ValidationReport
 ) -> PodTemplateSpec:
     """The pod template of `slot`: rendered from the parameters, the override merged in.
     Conflicts between the two are added to `report` (the result then holds the rendered
@@ -289,19 +282,19 @@ def ray_pod_template(
 # --- the override as given ----------------------------------------------------------------
 
 
-def pod_override(value: PodTemplateSpec | Mapping[str, JsonValue]) -> PodTemplateSpec:
+def pod_override(
+    value: core_v1.PodTemplateSpec | Mapping[str, JsonValue],
+) -> core_v1.PodTemplateSpec:
     """`value` as a ``PodTemplateSpec`` (a model is returned as it is); raises pydantic's
     ``ValidationError`` for a dict that is not one."""
-    from flarekit_models.core.v1 import PodTemplateSpec
-
-    if isinstance(value, PodTemplateSpec):
+    if isinstance(value, core_v1.PodTemplateSpec):
         return value
     data: Mapping[str, object] = value
     match value:
         case {"spec": Mapping() as spec} if "containers" not in spec:
             # Containers are optional in an override: only the ones to change are given.
             data = {**value, "spec": {**spec, "containers": []}}
-    return PodTemplateSpec.model_validate(data)
+    return core_v1.PodTemplateSpec.model_validate(data)
 
 
 def check_pod_override(report: ValidationReport, slot: PodSlot, value: object) -> bool:
@@ -309,10 +302,8 @@ def check_pod_override(report: ValidationReport, slot: PodSlot, value: object) -
     it has none."""
     from pydantic import ValidationError
 
-    from flarekit_models.core.v1 import PodTemplateSpec
-
     field = slot.field
-    if not isinstance(value, PodTemplateSpec | Mapping):
+    if not isinstance(value, core_v1.PodTemplateSpec | Mapping):
         report.add(
             field,
             value,

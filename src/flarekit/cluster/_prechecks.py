@@ -21,15 +21,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import flarekit.compat
+import flarekit.kueue
+from flarekit._objects import labels_of, name_of
+from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._validation import ConfigError, Problem
-from flarekit.client._errors import Forbidden, NotFound
-from flarekit.client._served import NotServed
+from flarekit.client import Forbidden, NotFound, NotServed
+from flarekit.cluster._status import owning_appwrapper
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit.cluster._config import ClusterConfiguration
+    from flarekit_models import KubeResource
 
-__all__ = ["check_priority_class", "refuse_autoscaling_under_kueue"]
+__all__ = [
+    "LabelsDropped",
+    "check_not_taken",
+    "check_priority_class",
+    "check_queue_labels_kept",
+    "refuse_autoscaling_under_kueue",
+]
+
+
+class LabelsDropped(RuntimeError):
+    """The server stored the cluster without its Kueue labels, so it would not be queued."""
+
 
 _AUTOSCALING_UNDER_KUEUE = (
     "Kueue admits a RayCluster at the size it asks for; an autoscaling one would stay "
@@ -39,9 +56,7 @@ _AUTOSCALING_UNDER_KUEUE = (
 
 def _kueue_release(client: Client) -> str:
     try:
-        from flarekit.compat import family_release
-
-        return f"Kueue {family_release(client, 'kueue').release_text()}"
+        return f"Kueue {flarekit.compat.family_release(client, 'kueue').release_text()}"
     except Exception:  # the release only words the message; never the reason to fail
         return "Kueue"
 
@@ -72,10 +87,9 @@ def check_priority_class(client: Client, config: ClusterConfiguration) -> None:
     name = config.priority_class
     if not name:
         return
-    from flarekit.kueue._models import kueue_model
 
     try:
-        kind = kueue_model(client, "WorkloadPriorityClass")
+        kind = flarekit.kueue.kueue_model(client, "WorkloadPriorityClass")
         client.get(kind, name)
         return
     except (Forbidden, NotServed):
@@ -93,4 +107,53 @@ def check_priority_class(client: Client, config: ClusterConfiguration) -> None:
     )
     raise ConfigError(
         [Problem("priority_class", name, f"no WorkloadPriorityClass {name!r}", expected)]
+    )
+
+
+def check_not_taken(client: Client, config: ClusterConfiguration) -> None:
+    """Refuse to wrap a standalone RayCluster, or to replace a wrapped one by a bare one
+    (one read of the RayCluster of that name)."""
+    try:
+        stored = client.get(ray_v1.RayCluster, config.name, namespace=config.namespace)
+    except NotFound:
+        return
+    owner = owning_appwrapper(stored)
+    where = f"{config.namespace}/{config.name}"
+    if config.appwrapper and owner is None:
+        problem = Problem(
+            "appwrapper",
+            True,
+            f"RayCluster {where} already exists outside an AppWrapper",
+            "appwrapper=False to update it, another name, or down() it first",
+        )
+    elif not config.appwrapper and owner is not None:
+        problem = Problem(
+            "appwrapper",
+            False,
+            f"RayCluster {where} belongs to AppWrapper {owner!r}",
+            f"appwrapper=True to update it through AppWrapper {owner!r}",
+        )
+    else:
+        return
+    raise ConfigError([problem])
+
+
+def check_queue_labels_kept(
+    stored: KubeResource, config: ClusterConfiguration, existed: bool
+) -> None:
+    """Refuse a cluster the server stored without its Kueue labels (an admission webhook may
+    remove them): it would run outside the queue. `existed`: it was there before the write
+    (then it is left in place; else the write's plan deletes it again)."""
+    labels = labels_of(stored)
+    wanted = {QUEUE_LABEL: config.local_queue, PRIORITY_LABEL: config.priority_class}
+    missing = {k: v for k, v in wanted.items() if v and labels.get(k) != v}
+    if not missing:
+        return
+    what = ", ".join(f"{k}={v}" for k, v in missing.items())
+    kind = type(stored).__name__
+    fate = "it existed before, so it was left in place" if existed else "it was deleted again"
+    raise LabelsDropped(
+        f"the server stored {kind} {config.namespace}/{name_of(stored)} without the "
+        f"label(s) {what} (an admission webhook may remove them), so it would run outside "
+        f"the queue; {fate}"
     )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+import flarekit.client
 from flarekit._json import JsonValue
 from flarekit._quantity import QuantityError, format_quantity, is_bare_number, parse_quantity
 from flarekit._validation import ValidationReport
@@ -27,9 +28,11 @@ from flarekit.cluster._config import (
     WorkerGroup,
 )
 from flarekit.cluster._pod import HEAD_CONTAINER, WORKER_CONTAINER, given
+from flarekit.cluster._wrapper import is_mcad, wrapped_templates
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeModel
+    from flarekit_models import KubeModel
     from flarekit_models.core.v1 import (
         Container,
         EnvVar,
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
         Volume,
         VolumeMount,
     )
-    from flarekit_models.ray.v1 import RayCluster, RayClusterSpec, WorkerGroupSpec
+    from flarekit_models.ray.v1 import RayClusterSpec, WorkerGroupSpec
 
 __all__ = ["from_raycluster"]
 
@@ -251,16 +254,12 @@ def _replicas(group: WorkerGroupSpec) -> dict[str, int | None]:
 
 def _unwrap(data: Mapping[str, JsonValue]) -> tuple[Mapping[str, JsonValue], dict[str, str], bool]:
     """The RayCluster, the Kueue labels of the top-level object, and whether it was wrapped."""
-    from flarekit.client._head import head_of
-
-    head = head_of(data)
+    head = flarekit.client.head_of(data)
     labels = head.metadata.labels
     kueue = {k: v for k, v in labels.items() if k in (QUEUE_LABEL, PRIORITY_LABEL)}
     if head.kind == "AppWrapper":
-        from flarekit.cluster._wrapper import is_mcad, wrapped_templates
-
         for template in wrapped_templates(data):
-            if head_of(template).kind == "RayCluster":
+            if flarekit.client.head_of(template).kind == "RayCluster":
                 return template, kueue, True
         where = (
             "spec.resources.GenericItems[].generictemplate"
@@ -292,14 +291,12 @@ def _gcs(spec: RayClusterSpec) -> dict[str, object]:
 
 def _raycluster(
     obj: KubeModel | Mapping[str, JsonValue],
-) -> tuple[RayCluster, dict[str, str], bool]:
+) -> tuple[ray_v1.RayCluster, dict[str, str], bool]:
     """`obj` as a RayCluster model, the Kueue labels of the top-level object, and whether
     it was wrapped in an AppWrapper."""
     from pydantic import ValidationError
 
-    from flarekit_models.ray.v1 import RayCluster
-
-    if isinstance(obj, RayCluster):
+    if isinstance(obj, ray_v1.RayCluster):
         meta = obj.metadata
         labels = dict(meta.labels or {}) if meta is not None else {}
         return obj, {k: v for k, v in labels.items() if k in (QUEUE_LABEL, PRIORITY_LABEL)}, False
@@ -307,7 +304,7 @@ def _raycluster(
     cluster, kueue, wrapped = _unwrap(data)
     try:
         # Read as ray.io/v1 whichever version wrote it: the fields read here are the same.
-        model = RayCluster.model_validate({**cluster, "apiVersion": "ray.io/v1"})
+        model = ray_v1.RayCluster.model_validate({**cluster, "apiVersion": "ray.io/v1"})
     except ValidationError as exc:
         # What the API server would refuse too (a duplicate list key, a wrong type): named
         # by its path in the RayCluster.

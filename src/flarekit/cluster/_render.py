@@ -28,7 +28,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from flarekit._json import JsonObject
+from flarekit._sizes import check_object_size, check_parameter_size
 from flarekit._validation import ValidationReport
+from flarekit._yaml import to_yaml as model_yaml
 from flarekit.cluster._config import PRIORITY_LABEL, QUEUE_LABEL, ClusterConfiguration
 from flarekit.cluster._pod import (
     HEAD_CONTAINER,
@@ -38,12 +40,15 @@ from flarekit.cluster._pod import (
     pod_slots,
     ray_pod_template,
 )
+from flarekit_models.appwrapper import v1beta2 as appwrapper_v1beta2
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeModel
+    from flarekit_models import KubeModel
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
-    from flarekit_models.meta.v1 import ObjectMeta
-    from flarekit_models.ray.v1 import GcsFaultToleranceOptions, RayCluster, WorkerGroupSpec
+    from flarekit_models.ray.v1 import RayCluster
 
 __all__ = [
     "HEAD_CONTAINER",
@@ -108,13 +113,11 @@ def ray_start_params(
 
 def _worker_group(
     config: ClusterConfiguration, slot: PodSlot, report: ValidationReport
-) -> WorkerGroupSpec:
-    from flarekit_models.ray.v1 import WorkerGroupSpec
-
+) -> ray_v1.WorkerGroupSpec:
     group = slot.group
     assert group is not None  # a worker group's slot
     return made(
-        WorkerGroupSpec,
+        ray_v1.WorkerGroupSpec,
         group_name=group.name,
         replicas=group.num_workers,
         min_replicas=group.num_workers if group.min_workers is None else group.min_workers,
@@ -137,11 +140,9 @@ def _kueue_labels(config: ClusterConfiguration) -> dict[str, str]:
 
 def _metadata(
     config: ClusterConfiguration, labels: dict[str, str], annotations: dict[str, str] | None = None
-) -> ObjectMeta:
-    from flarekit_models.meta.v1 import ObjectMeta
-
+) -> meta_v1.ObjectMeta:
     return made(
-        ObjectMeta,
+        meta_v1.ObjectMeta,
         name=config.name,
         namespace=config.namespace or None,
         labels=labels or None,
@@ -149,15 +150,8 @@ def _metadata(
     )
 
 
-def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCluster:
+def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> ray_v1.RayCluster:
     """The RayCluster; ``wrapped``: Kueue labels left to the AppWrapper."""
-    from flarekit_models.ray.v1 import (
-        AutoscalerOptions,
-        HeadGroupSpec,
-        RayCluster,
-        RayClusterSpec,
-    )
-
     labels = dict(config.labels)
     if not wrapped:
         labels.update(_kueue_labels(config))
@@ -166,7 +160,7 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     report = ValidationReport(f"ClusterConfiguration {config.name!r}")
     head_slot, *group_slots = pod_slots(config)
     head = made(
-        HeadGroupSpec,
+        ray_v1.HeadGroupSpec,
         ray_start_params=ray_start_params(
             config.head_extended_resource_requests, config.resource_mapping
         ),
@@ -176,30 +170,31 @@ def _raycluster(config: ClusterConfiguration, *, wrapped: bool = False) -> RayCl
     report.raise_if_problems()
     idle = config.autoscaler_idle_timeout_seconds if config.enable_autoscaling else None
     spec = made(
-        RayClusterSpec,
+        ray_v1.RayClusterSpec,
         ray_version=config.ray_version or None,
         enable_in_tree_autoscaling=True if config.enable_autoscaling else None,
         autoscaler_options=(
-            made(AutoscalerOptions, idle_timeout_seconds=idle) if idle is not None else None
+            made(ray_v1.AutoscalerOptions, idle_timeout_seconds=idle) if idle is not None else None
         ),
         gcs_fault_tolerance_options=_gcs_options(config) if config.enable_gcs_ft else None,
         head_group_spec=head,
         worker_group_specs=workers,
     )
-    return made(RayCluster, metadata=_metadata(config, labels, dict(config.annotations)), spec=spec)
+    return made(
+        ray_v1.RayCluster, metadata=_metadata(config, labels, dict(config.annotations)), spec=spec
+    )
 
 
-def _gcs_options(config: ClusterConfiguration) -> GcsFaultToleranceOptions:
-    from flarekit_models.core.v1 import EnvVarSource, SecretKeySelector
-    from flarekit_models.ray.v1 import GcsFaultToleranceOptions, RedisPassword
-
+def _gcs_options(config: ClusterConfiguration) -> ray_v1.GcsFaultToleranceOptions:
     password = None
     if config.redis_password_secret:
         secret = config.redis_password_secret
-        ref = made(SecretKeySelector, name=secret["name"], key=secret["key"])
-        password = made(RedisPassword, value_from=made(EnvVarSource, secret_key_ref=ref))
+        ref = made(core_v1.SecretKeySelector, name=secret["name"], key=secret["key"])
+        password = made(
+            ray_v1.RedisPassword, value_from=made(core_v1.EnvVarSource, secret_key_ref=ref)
+        )
     return made(
-        GcsFaultToleranceOptions,
+        ray_v1.GcsFaultToleranceOptions,
         redis_address=config.redis_address,
         redis_password=password,
         external_storage_namespace=config.external_storage_namespace or None,
@@ -218,17 +213,19 @@ def render_raycluster(config: ClusterConfiguration, *, validated: bool = False) 
     return _raycluster(config)
 
 
-def render_appwrapper(config: ClusterConfiguration, *, validated: bool = False) -> AppWrapper:
+def render_appwrapper(
+    config: ClusterConfiguration, *, validated: bool = False
+) -> appwrapper_v1beta2.AppWrapper:
     """``config``'s RayCluster inside an AppWrapper that carries the Kueue labels."""
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper, AppWrapperSpec, Component
-
     if not validated:
         config.validate().raise_if_problems()
-    component = made(Component, template=_raycluster(config, wrapped=True).to_dict())
+    component = made(
+        appwrapper_v1beta2.Component, template=_raycluster(config, wrapped=True).to_dict()
+    )
     return made(
-        AppWrapper,
+        appwrapper_v1beta2.AppWrapper,
         metadata=_metadata(config, _kueue_labels(config)),
-        spec=made(AppWrapperSpec, components=[component]),
+        spec=made(appwrapper_v1beta2.AppWrapperSpec, components=[component]),
     )
 
 
@@ -256,8 +253,6 @@ def render(config: ClusterConfiguration, *, validated: bool = False) -> RayClust
     parameter that takes the most room, before any YAML is written or request sent."""
     import dataclasses
 
-    from flarekit._sizes import check_object_size, check_parameter_size
-
     subject = f"ClusterConfiguration {config.name!r}"
     kind = "AppWrapper" if config.appwrapper else "RayCluster"
     if not validated:
@@ -278,6 +273,4 @@ def to_dict(obj: ClusterConfiguration | KubeModel) -> JsonObject:
 def to_yaml(obj: ClusterConfiguration | KubeModel) -> str:
     """Block-style YAML with sorted keys: stable text for reviews, diffs and ``kubectl apply``
     (a configuration is rendered first)."""
-    from flarekit._yaml import to_yaml as model_yaml
-
     return model_yaml(to_dict(obj))

@@ -16,13 +16,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+import flarekit.client
 from flarekit._json import JsonValue
 from flarekit._objects import ConditionLike, find_condition, is_true, metadata_of
 from flarekit._products import QUEUE_LABEL
 from flarekit._tables import HtmlStatus
+from flarekit.cluster._wrapper import MCAD_APPWRAPPER
+from flarekit_models.appwrapper import v1beta1 as appwrapper_v1beta1
+from flarekit_models.appwrapper import v1beta2 as appwrapper_v1beta2
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
     from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
     from flarekit_models.ray.v1 import RayCluster
@@ -53,31 +58,28 @@ class ClusterState(StrEnum):
     UNKNOWN = "UNKNOWN"
 
 
-def as_raycluster(obj: RayCluster | Mapping[str, JsonValue] | None) -> RayCluster | None:
+def as_raycluster(
+    obj: ray_v1.RayCluster | Mapping[str, JsonValue] | None,
+) -> ray_v1.RayCluster | None:
     """A RayCluster model (JSON is validated into one; None stays None)."""
-    from flarekit_models.ray.v1 import RayCluster
-
-    return RayCluster.model_validate(obj) if isinstance(obj, Mapping) else obj
+    return ray_v1.RayCluster.model_validate(obj) if isinstance(obj, Mapping) else obj
 
 
 def as_appwrapper(
     obj: KubeResource | Mapping[str, JsonValue] | None,
-) -> AppWrapper | McadAppWrapper | None:
+) -> appwrapper_v1beta2.AppWrapper | appwrapper_v1beta1.AppWrapper | None:
     """An AppWrapper model in the version it is written in (MCAD's v1beta1, or v1beta2);
     JSON is validated into one."""
-    from flarekit.client._head import head_of
-    from flarekit.cluster._wrapper import MCAD_APPWRAPPER
-    from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper
-
-    if obj is None or isinstance(obj, AppWrapper | McadAppWrapper):
+    if obj is None or isinstance(
+        obj, appwrapper_v1beta2.AppWrapper | appwrapper_v1beta1.AppWrapper
+    ):
         return obj
     if not isinstance(obj, Mapping):
         raise TypeError(f"expected an AppWrapper, got {type(obj).__name__}")
 
-    if head_of(obj).api_version == MCAD_APPWRAPPER:
-        return McadAppWrapper.model_validate(obj)
-    return AppWrapper.model_validate(obj)
+    if flarekit.client.head_of(obj).api_version == MCAD_APPWRAPPER:
+        return appwrapper_v1beta1.AppWrapper.model_validate(obj)
+    return appwrapper_v1beta2.AppWrapper.model_validate(obj)
 
 
 def head_service_name(raycluster: RayCluster | None, name: str) -> str:
@@ -264,15 +266,13 @@ def cluster_status(
     Either object may lack `status`; at least one of them should be given (with neither, the
     state is UNKNOWN).
     """
-    from flarekit_models.appwrapper.v1beta1 import AppWrapper as McadAppWrapper
-
     rc, wrapper = as_raycluster(raycluster), as_appwrapper(appwrapper)
     top = wrapper if wrapper is not None else rc
     meta = metadata_of(top) if top is not None else None
     name = (meta.name if meta is not None else None) or name
     namespace = (meta.namespace if meta is not None else None) or namespace
     queue = ((meta.labels if meta is not None else None) or {}).get(QUEUE_LABEL) or None
-    if isinstance(wrapper, McadAppWrapper):
+    if isinstance(wrapper, appwrapper_v1beta1.AppWrapper):
         queue = None  # Kueue does not queue MCAD AppWrappers; a label there means nothing
         state, reason = _mcad_state(wrapper, rc)
     elif wrapper is not None:

@@ -24,13 +24,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import flarekit.client
+import flarekit.compat
+import flarekit_models
 from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import ConfigError, Problem
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit.cluster._config import ClusterConfiguration
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = [
     "APPWRAPPER_V1BETA2",
@@ -50,32 +53,24 @@ MCAD_APPWRAPPER = "workload.codeflare.dev/v1beta1"
 def appwrapper_version(client: Client) -> str:
     """The AppWrapper apiVersion to read and write on `client`'s cluster: v1beta2 unless the
     server serves AppWrapper only in MCAD's v1beta1 (v1beta2 when neither is served)."""
-    from flarekit.compat import write_version
-
-    return write_version(client, APPWRAPPER_V1BETA2, "AppWrapper")
+    return flarekit.compat.write_version(client, APPWRAPPER_V1BETA2, "AppWrapper")
 
 
 def appwrapper_kind(client: Client) -> type[KubeResource]:
     """The AppWrapper model class of `appwrapper_version`."""
-    from flarekit_models._registry import resource_model
-
-    return resource_model(appwrapper_version(client), "AppWrapper")
+    return flarekit_models.resource_model(appwrapper_version(client), "AppWrapper")
 
 
 def is_mcad(obj: Mapping[str, JsonValue] | str | None) -> bool:
     """True for MCAD's apiVersion, or an object (JSON) of it."""
     if isinstance(obj, Mapping):
-        from flarekit.client._head import head_of
-
-        obj = head_of(obj).api_version
+        obj = flarekit.client.head_of(obj).api_version
     return obj == MCAD_APPWRAPPER
 
 
 def refuse_kueue_options(client: Client, config: ClusterConfiguration) -> None:
     """Raise `ConfigError` when `config` asks for Kueue queueing of an MCAD AppWrapper
     (``local_queue``, ``priority_class``), naming the MCAD release and why."""
-    from flarekit.compat import family_release
-
     asked = [
         (name, value)
         for name, value in (
@@ -86,7 +81,7 @@ def refuse_kueue_options(client: Client, config: ClusterConfiguration) -> None:
     ]
     if not asked:
         return
-    release = family_release(client, "appwrapper-mcad").release_text()
+    release = flarekit.compat.family_release(client, "appwrapper-mcad").release_text()
     why = (
         f"this cluster runs the legacy MCAD AppWrapper ({MCAD_APPWRAPPER}, MCAD release "
         f"{release}), which Kueue does not queue: MCAD dispatches v1beta1 AppWrappers itself, "
@@ -102,6 +97,8 @@ def refuse_kueue_options(client: Client, config: ClusterConfiguration) -> None:
 def wrapped_templates(wrapper: Mapping[str, JsonValue]) -> list[JsonObject]:
     """The objects an AppWrapper holds, in order, as stored (not copies): v1beta2's
     ``spec.components[].template`` or MCAD's ``spec.resources.GenericItems[].generictemplate``."""
-    from flarekit.client._components import wrapped_templates as templates
-
-    return [template for _, template in templates(wrapper) if isinstance(template, dict)]
+    return [
+        template
+        for _, template in flarekit.client.wrapped_templates(wrapper)
+        if isinstance(template, dict)
+    ]

@@ -42,7 +42,7 @@ from flarekit.compat._pod_templates import (
     pod_resources,
     same_quantity,
 )
-from flarekit_models._base import KubeModel
+from flarekit_models import KubeModel
 from flarekit_models.appwrapper import v1beta1 as mcad
 from flarekit_models.appwrapper import v1beta2
 

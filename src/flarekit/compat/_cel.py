@@ -29,7 +29,7 @@ from functools import cache
 from typing import Any
 
 from flarekit._validation import ConfigError, Problem
-from flarekit_models._json import copy_json
+from flarekit_models import copy_json, crds_for
 
 __all__ = ["RuleFailure", "RulesFailed", "crd_schema", "rule_failures"]
 
@@ -65,8 +65,6 @@ class RulesFailed(ConfigError):
 @cache
 def crd_schema(family: str, tag: str, group: str, version: str, kind: str) -> dict[str, Any] | None:
     """The ``openAPIV3Schema`` of `kind` in `group`/`version` of a pinned release's CRDs."""
-    from flarekit_models._crds import crds_for
-
     for crd in crds_for({family: tag}):
         spec = crd["spec"]
         if spec["group"] != group or spec["names"]["kind"] != kind:

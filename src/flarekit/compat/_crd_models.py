@@ -1,10 +1,9 @@
-"""The parts of a CustomResourceDefinition, and of a discovery resource list, that
-negotiation reads, as models.
+"""The parts of a CustomResourceDefinition that negotiation reads, as models.
 
-Why: negotiation reads a CRD's group, kind, scope and each version's flags and schema, and
-the kinds a served version lists; reading them through models keeps that code in attributes
+Why: negotiation reads a CRD's group, kind, scope and each version's flags and schema;
+reading them through models keeps that code in attributes
 (an upstream rename is a type error, not a silent ``None``). Kubernetes defines these types
-in Go (``apiextensionsv1.CustomResourceDefinition``, ``metav1.APIResourceList``) with no CRD
+in Go (``apiextensionsv1.CustomResourceDefinition``) with no CRD
 to generate them from, so the few fields used are written here. Every other field is kept as
 an unknown field (as every model keeps them), so a schema dumped back is the schema read.
 """
@@ -16,11 +15,8 @@ from collections.abc import Iterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from flarekit.compat._json_field import JsonField
-from flarekit_models._base import KubeModel
 
 __all__ = [
-    "APIResource",
-    "APIResourceList",
     "CrdNames",
     "CrdSpec",
     "CrdValidation",
@@ -111,17 +107,3 @@ class CustomResourceDefinition(_Schema):
     def serves(self, versions: set[str]) -> bool:
         """Whether one of `versions` is served."""
         return any(v.served and v.name in versions for v in self.spec.versions)
-
-
-class APIResource(KubeModel):
-    """One entry of ``/apis/<group>/<version>`` (``metav1.APIResource``)."""
-
-    name: str = ""
-    kind: str = ""
-    storage_version_hash: str | None = Field(None, alias="storageVersionHash")
-
-
-class APIResourceList(KubeModel):
-    """What ``/apis/<group>/<version>`` lists."""
-
-    resources: list[APIResource] = Field(default_factory=list)

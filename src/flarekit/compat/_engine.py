@@ -24,7 +24,7 @@ from flarekit._json import JsonValue
 from flarekit.compat._errors import ConversionError
 from flarekit.compat._head import head_of
 from flarekit.compat._paths import Schema, join, render, schema_of
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models import KubeModel, KubeResource
 
 __all__ = [
     "Context",

@@ -14,7 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
+import flarekit_models
 from flarekit.compat._crd_models import CustomResourceDefinition
+from flarekit_models import PINNED_RELEASES
 
 __all__ = [
     "FAMILIES",
@@ -40,9 +42,7 @@ class Family:
     @property
     def tags(self) -> tuple[str, ...]:
         """Its pinned releases, oldest first."""
-        from flarekit_models._crds import RELEASES
-
-        return RELEASES.get(self.name, ())
+        return PINNED_RELEASES.get(self.name, ())
 
 
 #: In the order `flarekit version` lists them.
@@ -80,9 +80,9 @@ def family_for(api_version: str) -> Family | None:
 @cache
 def pinned_crds(name: str, tag: str) -> tuple[CustomResourceDefinition, ...]:
     """The compact CRDs of one pinned release, as models (shared, not to be modified)."""
-    from flarekit_models._crds import crds_for
-
-    return tuple(CustomResourceDefinition.model_validate(c) for c in crds_for({name: tag}))
+    return tuple(
+        CustomResourceDefinition.model_validate(c) for c in flarekit_models.crds_for({name: tag})
+    )
 
 
 def served_kinds(crds: Iterable[CustomResourceDefinition]) -> dict[str, frozenset[str]]:

@@ -23,7 +23,7 @@ from flarekit._validation import ConfigError, Problem
 from flarekit.compat._head import head_of
 from flarekit.compat._paths import join, schema_of
 from flarekit.compat._releases import FamilyRelease
-from flarekit_models._fields import field_releases
+from flarekit_models import field_releases
 
 __all__ = [
     "FieldUnavailable",
@@ -32,6 +32,7 @@ __all__ = [
     "missing_fields",
     "releases_text",
     "server_has",
+    "varying_fields",
 ]
 
 
@@ -79,12 +80,31 @@ def missing_fields(
     release has), a key the server does not declare is missing even if no pinned release
     declares it there.
     """
-    strict = tuple(strict_under)
     head = head_of(obj)
     api_version, kind = head.api_version or "", head.kind or ""
     has = server_has(release, api_version, kind)
     if has is None:
         return []
+    return _missing(obj, api_version, kind, has, tuple(strict_under))
+
+
+def varying_fields(obj: Mapping[str, JsonValue]) -> list[MissingField]:
+    """The fields `obj` sets that some pinned release of its kind lacks (outermost only):
+    where these are set, which release the server runs matters, and its CRD says."""
+    head = head_of(obj)
+    api_version, kind = head.api_version or "", head.kind or ""
+    table = field_releases(api_version, kind)
+    every = frozenset(release for having in table.values() for release in having)
+    return _missing(obj, api_version, kind, lambda path: every <= set(table.get(path, ())), ())
+
+
+def _missing(
+    obj: Mapping[str, JsonValue],
+    api_version: str,
+    kind: str,
+    has: Callable[[str], bool],
+    strict: tuple[str, ...],
+) -> list[MissingField]:
     schema = schema_of(api_version, kind)
     table = field_releases(api_version, kind)
     out: list[MissingField] = []

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field
 
 from flarekit._json import JsonValue
 from flarekit._objects import name_of
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models import KubeModel, KubeResource
 
 __all__ = ["ObjectHead", "head_of"]
 

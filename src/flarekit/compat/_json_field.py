@@ -16,5 +16,5 @@ if TYPE_CHECKING:
     from flarekit._json import JsonObject as JsonFields
     from flarekit._json import JsonValue as JsonField
 else:
-    from flarekit_models._types import JsonObject as JsonFields
-    from flarekit_models._types import JsonValue as JsonField
+    from flarekit_models import JsonObject as JsonFields
+    from flarekit_models import JsonValue as JsonField

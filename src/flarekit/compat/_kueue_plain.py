@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from flarekit.compat._kueue_versions import pair
 from flarekit.compat._reshape import Reshape
-from flarekit_models._base import KubeResource
-from flarekit_models._registry import resource_model
+from flarekit_models import KubeResource, resource_model
 
 __all__ = ["PLAIN_KINDS", "plain_conversions"]
 

@@ -1,15 +1,17 @@
 """Find out which group versions and which upstream release of each family a cluster runs.
 
-Why: a user's cluster runs whatever its admins installed. Discovery (``/apis/<group>`` and
-``/apis/<group>/<version>``) says which versions are served, which kinds each serves and,
-through ``storageVersionHash``, which one stores them. Where the user may read
-CustomResourceDefinitions, the CRDs say more: deprecations, and by comparing their schemas
-with the pinned releases' (see `flarekit.compat._crd_match`), the release itself. Where they
-may not (``get customresourcedefinitions`` is cluster-wide and often denied), the answer is
-inferred from discovery and says "unknown".
+Why: a user's cluster runs whatever its admins installed. Discovery says which versions are
+served and which kinds each serves (the client's facts: one aggregated discovery request).
+Where the user may read CustomResourceDefinitions, the CRDs say more: which version stores
+each kind, deprecations, and by comparing their schemas with the pinned releases' (see
+`flarekit.compat._crd_match`), the release itself. Where they may not (``get
+customresourcedefinitions`` is cluster-wide and often denied), the answer is inferred from
+discovery and says "unknown".
 
-The answer is kept on the `Client` (`forget_negotiated`, or `Client.forget()`, drops it). Facades ask for the one family they write (`family_release`), so a RayCluster
-create reads only KubeRay's CRDs; `negotiate` asks for all of them.
+Everything read is kept in the client's facts (`Client.forget()` drops it). `negotiate` and
+`family_release` read a family's CRDs; a write asks only discovery (`family_release(...,
+crds=False)`) and reads the one CRD of its kind when it sets a field some pinned releases
+lack (`with_crd_of`).
 """
 
 from __future__ import annotations
@@ -17,56 +19,94 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from flarekit.client._discovery import read_document
-from flarekit.client._errors import ApiError, Forbidden
-from flarekit.client._served import NotServed, get_bytes, served_versions
+from flarekit.client import ApiError, Forbidden, NotServed
 from flarekit.compat._crd_match import ServedCrd, match_release, served_crd
-from flarekit.compat._crd_models import APIResourceList, CustomResourceDefinition
+from flarekit.compat._crd_models import CustomResourceDefinition
 from flarekit.compat._families import FAMILIES, Family, family, pinned_crds, served_kinds
 from flarekit.compat._releases import FamilyRelease, ServedVersion, ServerReleases
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
 
-__all__ = ["family_release", "forget_negotiated", "negotiate"]
-
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-_TOPIC = "negotiated"
-
-
-def forget_negotiated(client: Client) -> None:
-    """Negotiate again next time (after operators were installed or upgraded)."""
-    client.knowledge.clear(_TOPIC)
+__all__ = ["family_release", "negotiate", "with_crd_of"]
 
 
 def negotiate(
     client: Client, families: Iterable[str] | None = None, *, refresh: bool = False
 ) -> ServerReleases:
-    """The served versions and release of every family (or of `families`), cached per client.
+    """The served versions and release of every family (or of `families`).
 
     Raises flarekit's API errors only when discovery itself fails; CRDs that may not be read
-    make the answer less exact, not an error.
-    """
+    make the answer less exact, not an error. What was read is kept in the client's facts;
+    `refresh=True` asks the server again (as `Client.forget()` does for everything)."""
+    if refresh:
+        client.forget()
     names = [f.name for f in FAMILIES] if families is None else list(families)
-    found = {name: family_release(client, name, refresh=refresh) for name in names}
+    found = {name: family_release(client, name) for name in names}
     return ServerReleases(client.server, found)
 
 
-def family_release(client: Client, name: str, *, refresh: bool = False) -> FamilyRelease:
-    """One family's `FamilyRelease` (negotiated on first use, then cached for `client`)."""
-    fam = family(name)
-    if not refresh:
-        known = client.knowledge.get(_TOPIC, name, FamilyRelease)
-        if known is not None:
-            return known
-    result, final = _negotiate(client, fam)
-    if final:
-        client.knowledge.put(_TOPIC, name, result)
-    return result
+def family_release(client: Client, name: str, *, crds: bool = True) -> FamilyRelease:
+    """One family's `FamilyRelease`, from the client's facts: discovery, and the family's
+    CRDs unless `crds=False` (each read once per client)."""
+    return _negotiate(client, family(name), crds)
+
+
+def _crd_names(fam: Family, kinds: Iterable[str] | None = None) -> list[str]:
+    """The names of the family's CRDs (of `kinds` only, when given) in its pinned releases."""
+    wanted = None if kinds is None else set(kinds)
+    return sorted(
+        {
+            c.metadata.name
+            for t in fam.tags
+            for c in pinned_crds(fam.name, t)
+            if wanted is None or c.kind in wanted
+        }
+    )
+
+
+def _read_crds(client: Client, names: Iterable[str]) -> tuple[dict[str, ServedCrd] | None, str]:
+    """(the CRDs `names` on the server by name, or None; why not).
+
+    Each answer is analysed once per distinct content (`served_crd`), so a second client of
+    the same server only pays for the reads."""
+    found: dict[str, ServedCrd] = {}
+    for name in names:
+        try:
+            body = client.facts.crd(name)
+        except Forbidden:
+            return None, "CRDs not readable: forbidden"
+        except ApiError as exc:
+            return None, f"CRDs not readable: {exc}"
+        if body is None:
+            continue
+        try:
+            found[name] = served_crd(body)
+        except ValueError:
+            return None, f"CRDs not readable: the answer for {name} is not a JSON object"
+    if not found:
+        return None, "CRDs not found"
+    return found, ""
+
+
+def with_crd_of(client: Client, release: FamilyRelease, kind: str) -> FamilyRelease:
+    """`release` with the fields the server's CRD of `kind` declares (`crd_paths`), read
+    now (one request, once per client); unchanged when that CRD cannot be read."""
+    if release.crd_paths is not None or not release.installed:
+        return release
+    crds, _ = _read_crds(client, _crd_names(family(release.family), [kind]))
+    if not crds:
+        return release
+    paths = {
+        f"{api_version} {crd.kind}": declared
+        for crd in crds.values()
+        for api_version, declared in crd.paths.items()
+    }
+    return replace(release, crd_paths=paths)
 
 
 def _storage_hash(group: str, version: str, kind: str) -> str:
@@ -75,48 +115,19 @@ def _storage_hash(group: str, version: str, kind: str) -> str:
     return base64.b64encode(digest[:8]).decode("ascii")
 
 
-def _resources(client: Client, group: str, version: str) -> tuple[set[str], set[str]]:
-    """(kinds served, kinds stored in `version`) from ``/apis/<group>/<version>``."""
-    path = f"/apis/{group}/{version}"
+def _stored_kinds(client: Client, group: str, version: str) -> set[str] | None:
+    """The kinds `version` stores, from its discovery document (None: not readable)."""
     try:
-        body = get_bytes(client, path)
+        listed = client.facts.resource_list(group, version)
     except Forbidden:
-        return set(), set()
-    listed = read_document(APIResourceList, path, body) if body is not None else None
-    kinds: set[str] = set()
-    stored: set[str] = set()
-    for entry in listed.resources if listed is not None else ():
-        if "/" in entry.name:
-            continue
-        kinds.add(entry.kind)
-        if entry.storage_version_hash == _storage_hash(group, version, entry.kind):
-            stored.add(entry.kind)
-    return kinds, stored
-
-
-def _read_crds(client: Client, fam: Family) -> tuple[dict[str, ServedCrd] | None, str, bool]:
-    """(the family's CRDs on the server by name, or None; why not; whether to cache that).
-
-    Each answer is analysed once per distinct content (`served_crd`), so a second client of
-    the same server only pays for the reads."""
-    names = sorted({c.metadata.name for t in fam.tags for c in pinned_crds(fam.name, t)})
-    found: dict[str, ServedCrd] = {}
-    for name in names:
-        try:
-            body = get_bytes(client, f"{CRD_PATH}/{name}")
-        except Forbidden:
-            return None, "CRDs not readable: forbidden", True
-        except ApiError as exc:
-            return None, f"CRDs not readable: {exc}", False
-        if body is None:
-            continue
-        try:
-            found[name] = served_crd(body)
-        except ValueError:
-            return None, f"CRDs not readable: the answer for {name} is not a JSON object", False
-    if not found:
-        return None, "CRDs not found", True
-    return found, "", True
+        return None
+    if listed is None:
+        return None
+    return {
+        r.kind
+        for r in listed.resources
+        if "/" not in r.name and r.storage_version_hash == _storage_hash(group, version, r.kind)
+    }
 
 
 def _versions_from_crds(
@@ -159,18 +170,17 @@ def _discovery_candidates(fam: Family, kinds: Mapping[str, set[str]]) -> tuple[s
     return tuple(out)
 
 
-def _negotiate(client: Client, fam: Family) -> tuple[FamilyRelease, bool]:
+def _negotiate(client: Client, fam: Family, read_crds: bool) -> FamilyRelease:
     base = partial(FamilyRelease, family=fam.name, product=fam.product, group=fam.group)
     try:
-        served = served_versions(client, fam.group)
+        served = client.facts.served_versions(fam.group)
     except NotServed:
-        return base(how="absent"), True
+        return base(how="absent")
     mine = [v for v in served if fam.versions is None or v in fam.versions]
     if not mine:
-        return base(how="absent", note=f"serves {', '.join(served)}"), True
-    listed = {v: _resources(client, fam.group, v) for v in mine}
-    kinds = {v: k for v, (k, _) in listed.items()}
-    crds, why, final = _read_crds(client, fam)
+        return base(how="absent", note=f"serves {', '.join(served)}")
+    kinds = {v: set(client.facts.kinds(fam.group, v)) for v in mine}
+    crds, why = _read_crds(client, _crd_names(fam)) if read_crds else (None, "")
     if crds is not None:
         crds = {n: c for n, c in crds.items() if c.summary.serves(set(mine))}
     if crds:
@@ -181,22 +191,22 @@ def _negotiate(client: Client, fam: Family) -> tuple[FamilyRelease, bool]:
             for api_version, declared in crd.paths.items()
         }
         exact = bool(match.exact)
-        return (
-            base(
-                how="crd" if exact else "closest",
-                versions=_versions_from_crds(mine, (c.summary for c in crds.values()), kinds),
-                release=match.exact[0] if len(match.exact) == 1 else None,
-                candidates=match.exact if exact else match.closest,
-                similarity=match.similarity,
-                crd_paths=paths,
-            ),
-            final,
+        return base(
+            how="crd" if exact else "closest",
+            versions=_versions_from_crds(mine, (c.summary for c in crds.values()), kinds),
+            release=match.exact[0] if len(match.exact) == 1 else None,
+            candidates=match.exact if exact else match.closest,
+            similarity=match.similarity,
+            crd_paths=paths,
         )
+    # Which version stores a kind: aggregated discovery does not say; a full negotiation
+    # whose CRDs could not be read asks each version's own document (storageVersionHash).
+    stored = {v: _stored_kinds(client, fam.group, v) for v in mine} if read_crds else {}
     versions = tuple(
         ServedVersion(
             v,
-            storage=bool(listed[v][1]) if listed[v][0] else None,
-            kinds=tuple(sorted(listed[v][0])),
+            storage=bool(stored[v]) if stored.get(v) is not None and kinds[v] else None,
+            kinds=tuple(sorted(kinds[v])),
         )
         for v in mine
     )
@@ -204,5 +214,4 @@ def _negotiate(client: Client, fam: Family) -> tuple[FamilyRelease, bool]:
     notes = [n for n in (_hint(fam, mine), why) if n]
     if candidates:
         notes.append(f"discovery matches pinned {', '.join(candidates)}")
-    release = base(how="discovery", versions=versions, candidates=candidates, note="; ".join(notes))
-    return release, final
+    return base(how="discovery", versions=versions, candidates=candidates, note="; ".join(notes))

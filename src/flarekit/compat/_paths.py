@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from flarekit_models._fields import field_releases
+from flarekit_models import field_releases
 
 __all__ = ["Schema", "join", "render", "schema_of"]
 

@@ -20,8 +20,7 @@ from pydantic import ConfigDict, Field
 from flarekit._json import JsonValue
 from flarekit._quantity import QuantityError, format_quantity, parse_quantity
 from flarekit.compat._json_field import JsonField
-from flarekit_models._base import KubeModel
-from flarekit_models._types import Quantity
+from flarekit_models import KubeModel, Quantity
 
 __all__ = ["PodSet", "Which", "at_path", "inferred_pod_sets", "pod_resources", "same_quantity"]
 

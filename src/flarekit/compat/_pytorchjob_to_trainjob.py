@@ -32,7 +32,7 @@ from flarekit.compat._torch_runtime import (
     TRAINJOB,
     copy_pod_settings,
 )
-from flarekit_models._base import KubeModel
+from flarekit_models import KubeModel
 from flarekit_models.core.v1 import PodSpec, PodTemplateSpec
 from flarekit_models.kubeflow.v1 import PyTorchJob, PyTorchJobSpec, RunPolicy
 from flarekit_models.meta.v1 import ObjectMeta

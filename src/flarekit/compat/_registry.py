@@ -39,8 +39,7 @@ from flarekit.compat._pytorchjob_to_trainjob import pytorchjob_to_trainjob
 from flarekit.compat._raycluster import raycluster_v1alpha1_to_v1
 from flarekit.compat._torch_runtime import PYTORCH, TRAINJOB
 from flarekit.compat._trainjob_to_pytorchjob import trainjob_to_pytorchjob
-from flarekit_models._base import KubeModel, KubeResource
-from flarekit_models._registry import resource_model
+from flarekit_models import KubeModel, KubeResource, resource_model
 
 __all__ = ["CONVERSIONS", "Conversion", "convert", "register"]
 

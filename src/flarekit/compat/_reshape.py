@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from flarekit._json import JsonValue
 from flarekit.compat._engine import Context, build, check_carried, load_model
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models import KubeModel, KubeResource
 
 __all__ = ["Check", "Hook", "Reshape"]
 

@@ -26,7 +26,7 @@ from flarekit.compat._fields import server_has
 from flarekit.compat._json_field import JsonField, JsonFields
 from flarekit.compat._releases import FamilyRelease
 from flarekit.compat._torch_runtime import PATCH_MANAGER
-from flarekit_models._base import KubeModel
+from flarekit_models import KubeModel
 
 __all__ = ["POD_FIELDS", "PodField", "move_pod_field", "pod_field_of"]
 

@@ -28,7 +28,7 @@ from flarekit.compat._torch_runtime import (
     copy_pod_settings,
     same_runtime,
 )
-from flarekit_models._base import KubeModel
+from flarekit_models import KubeModel
 from flarekit_models.core.v1 import Container, PodSpec, PodTemplateSpec
 from flarekit_models.kubeflow.v1 import PyTorchJob, PyTorchJobSpec, ReplicaSpec, RunPolicy
 from flarekit_models.trainer.v1alpha1 import RuntimePatch, RuntimeRef, Trainer, TrainJob

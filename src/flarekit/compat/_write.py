@@ -9,7 +9,8 @@ converts the object to the newest version the server serves for its kind (throug
 Trainer's pod customisation into the field the release has, and refuses every field the
 release lacks, naming it, the releases that have it and the release the cluster runs. Objects
 inside an AppWrapper are checked against their own family's release. Nothing is sent but
-reads (discovery and, where allowed, the CRDs), so a refusal leaves nothing behind.
+reads (discovery, and the CRD of the kind only when the object sets a field some pinned
+releases lack), so a refusal leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -17,19 +18,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import flarekit_models
 from flarekit._json import JsonValue
-from flarekit.client._served import NotServed
+from flarekit.client import NotServed
+from flarekit.compat._cel import RulesFailed, crd_schema, rule_failures
+from flarekit.compat._errors import NoConversion
 from flarekit.compat._families import FAMILIES, Family, family_for
-from flarekit.compat._fields import check_fields
+from flarekit.compat._fields import check_fields, missing_fields, varying_fields
 from flarekit.compat._head import head_of
-from flarekit.compat._negotiate import family_release
+from flarekit.compat._negotiate import family_release, with_crd_of
+from flarekit.compat._registry import convert
 from flarekit.compat._releases import FamilyRelease
 from flarekit.compat._trainer_pod import move_pod_field, pod_field_of
-from flarekit_models._base import KubeModel, KubeResource
+from flarekit_models import KubeModel, KubeResource, lookup
 from flarekit_models.appwrapper.v1beta2 import AppWrapper
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
 
 __all__ = ["prepare_write", "write_version"]
 
@@ -37,10 +42,11 @@ __all__ = ["prepare_write", "write_version"]
 def _release_serving(
     client: Client, fam: Family, kind: str
 ) -> tuple[FamilyRelease | None, str | None]:
-    """The installed family of `fam`'s group that serves `kind`, and its newest version."""
+    """The installed family of `fam`'s group that serves `kind`, and its newest version, as
+    discovery says (the CRDs are read only for the fields that need them)."""
     siblings = [fam, *(f for f in FAMILIES if f.group == fam.group and f is not fam)]
     for each in siblings:
-        release = family_release(client, each.name)
+        release = family_release(client, each.name, crds=False)
         version = release.newest(kind) if release.installed else None
         if version is not None:
             return release, version
@@ -62,9 +68,6 @@ def _convert(
 ) -> KubeResource | None:
     """`obj` converted to `target`, or None when its own version is served too (write it as
     it is)."""
-    from flarekit.compat._errors import NoConversion
-    from flarekit.compat._registry import convert
-
     try:
         return convert(obj, target)
     except NoConversion as exc:
@@ -93,8 +96,12 @@ def _check_embedded(
         fam = family_for(head_of(template).api_version or "")
         if fam is None:
             continue
-        release = family_release(client, fam.name)
+        release = family_release(client, fam.name, crds=False)
         if release.installed:
+            if varying_fields(template):
+                release = with_crd_of(client, release, head_of(template).kind or "")
+            if missing_fields(template, release):
+                release = family_release(client, release.family)
             check_fields(
                 template,
                 release,
@@ -124,8 +131,6 @@ def prepare_write(
     installed, or of Kubernetes' own kinds, are returned unchanged (the create itself then
     reports what is missing).
     """
-    from flarekit_models._registry import resource_model
-
     head = head_of(obj)
     api_version, kind = head.api_version or "", head.kind or ""
     #: The object as a model, while it is one (None once the JSON changed without it).
@@ -140,6 +145,8 @@ def prepare_write(
             converted = _convert(obj, target, release) if target != api_version else None
             if converted is not None:
                 model, data = converted, converted.to_dict()
+            if varying_fields(data):
+                release = with_crd_of(client, release, kind)
             strict: tuple[str, ...] = ()
             pod_field = pod_field_of(release) if kind == "TrainJob" else None
             if pod_field is not None:
@@ -147,10 +154,15 @@ def prepare_write(
                 if moved != data:
                     model, data = None, moved
                 strict = (f"spec.{pod_field}[].",)
+            if missing_fields(data, release, strict_under=strict):
+                # Refused: name the release exactly (the family's other CRDs, read now).
+                release = family_release(client, release.family)
             check_fields(data, release, parameters=params, subject=subject, strict_under=strict)
             _check_rules(data, release, old, subject)
     if model is None:
-        model = resource_model(*_identity(data, api_version, kind)).model_validate(data)
+        model = flarekit_models.resource_model(*_identity(data, api_version, kind)).model_validate(
+            data
+        )
     if isinstance(model, AppWrapper):
         _check_embedded(client, model, params, subject)
     return model
@@ -164,9 +176,6 @@ def _check_rules(
 ) -> None:
     """Raise RulesFailed for the CEL rules of the cluster's release that `data` fails (the
     rules of the release the models are generated from when the cluster's is not known)."""
-    from flarekit.compat._cel import RulesFailed, crd_schema, rule_failures
-    from flarekit_models._registry import lookup
-
     head = head_of(data)
     group, _, version = (head.api_version or "").rpartition("/")
     info = lookup(head.api_version or "", head.kind or "")

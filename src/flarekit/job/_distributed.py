@@ -17,11 +17,13 @@ naming option and target, where it has nothing like them (`RUN_POLICY` below).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+import flarekit.client
+import flarekit.compat
+import flarekit.kueue
+import flarekit.ray
 from flarekit._validation import (
     ConfigError,
     Problem,
@@ -33,19 +35,23 @@ from flarekit._validation import (
     check_image,
     check_quantity,
 )
+from flarekit.job._params import check_env, check_working_dir, parse_j, parse_mount
 from flarekit.job._podopts import check_pod_options
+from flarekit.job._pytorchjob import CONTAINER, PyTorchJobRun, appwrapper_model, pytorchjob_model
+from flarekit.job._ray_launch import RayRun, ray_entrypoint
+from flarekit.job._resources import check_resources_per_node
 from flarekit.job._shipping import check_files, check_packages, shipped_command
-from flarekit.job._trainjob import DEFAULT_RUNTIME, TrainJob, check_env
+from flarekit.job._trainjob import DEFAULT_RUNTIME, TrainJob
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.kubeflow import v1 as kubeflow_v1
 
 if TYPE_CHECKING:
     from flarekit._json import JsonValue
-    from flarekit.client._client import Client
-    from flarekit.job._pytorchjob import PyTorchJobRun
-    from flarekit.job._ray_launch import RayRun
+    from flarekit.client import Client
     from flarekit.ray import RayJobClient
     from flarekit_models.appwrapper.v1beta2 import AppWrapper
-    from flarekit_models.core.v1 import PodSpec, Toleration, Volume, VolumeMount
-    from flarekit_models.kubeflow.v1 import PyTorchJob, RunPolicy
+    from flarekit_models.core.v1 import Toleration, Volume, VolumeMount
+    from flarekit_models.kubeflow.v1 import PyTorchJob
 
 __all__ = ["RUN_POLICY", "DistributedJob", "parse_j", "parse_mount"]
 
@@ -65,7 +71,6 @@ class _ReachableDashboard(Protocol):
 
 
 Target = Literal["TrainJob", "PyTorchJob", "AppWrapper", "Ray"]
-_J = re.compile(r"(?P<nodes>-?[0-9]+)x(?P<procs>-?[0-9]+)|(?P<single>-?[0-9]+)")
 _CLEAN_POD_POLICIES = ("None", "All", "Running")
 #: run-policy option -> its field in the training operator's ``runPolicy``
 _RUN_POLICY_FIELDS = {
@@ -109,97 +114,6 @@ _WHY_NOT = {
     ("TrainJob", "clean_pod_policy"): "a TrainJob has no clean-pod policy; JobSet removes "
     "the pods of finished jobs",
 }
-
-
-def parse_j(report: ValidationReport, value: object) -> tuple[int, int]:
-    """TorchX's ``j``: ``"NxM"`` (nodes x processes per node) or ``"M"`` (one node)."""
-    expected = "'NxM' with N nodes and M processes per node, both >= 1 (e.g. '2x8'), or 'M'"
-    match = _J.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        report.add("j", value, "not of the form NxM", expected)
-        return 1, 1
-    nodes = int(match["nodes"] or 1)
-    procs = int(match["procs"] or match["single"])
-    if nodes < 1 or procs < 1:
-        report.add("j", value, "nodes and processes per node must be at least 1", expected)
-        return 1, 1
-    return nodes, procs
-
-
-def parse_mount(
-    report: ValidationReport, field: str, value: object
-) -> tuple[Volume, VolumeMount] | None:
-    """A (volume, volumeMount) pair from ``"type=volume,src=pvc,dst=/data[,readonly]"`` or
-    ``{"type": "bind", "src": "/host", "dst": "/data", "readonly": True}``."""
-    expected = (
-        "'type=volume,src=<pvc>,dst=<path>' or 'type=bind,src=<host path>,dst=<path>' "
-        "(optionally ',readonly'), or a dict with type, src, dst, readonly"
-    )
-    if isinstance(value, str):
-        parts: dict[str, JsonValue] = {}
-        for item in value.split(","):
-            key, sep, text = item.strip().partition("=")
-            parts[key] = text if sep else True
-    elif isinstance(value, Mapping):
-        parts = {str(k): v for k, v in value.items()}
-    else:
-        report.add(field, value, "not a mount", expected)
-        return None
-    kind, src, dst = parts.get("type"), parts.get("src"), parts.get("dst")
-    unknown = set(parts) - {"type", "src", "dst", "readonly"}
-    if kind not in ("volume", "bind") or not src or not isinstance(dst, str) or unknown:
-        why = f"unknown keys {sorted(unknown)}" if unknown else "needs type volume|bind, src, dst"
-        report.add(field, value, why, expected)
-        return None
-    if not dst.startswith("/"):
-        report.add(field, value, "dst is not an absolute path", "a dst such as '/data'")
-        return None
-    from flarekit_models.core.v1 import (
-        HostPathVolumeSource,
-        PersistentVolumeClaimVolumeSource,
-        Volume,
-        VolumeMount,
-    )
-
-    name = "mount-" + re.sub(r"[^a-z0-9]+", "-", str(src).lower()).strip("-")[:50]
-    volume = Volume(name=name)
-    if kind == "volume":
-        if not check_dns1123_subdomain(report, f"{field}.src", src):
-            return None
-        volume.persistent_volume_claim = PersistentVolumeClaimVolumeSource(claim_name=str(src))
-    else:
-        if not str(src).startswith("/"):
-            report.add(
-                field, value, "a bind src must be an absolute host path", "e.g. src=/mnt/data"
-            )
-            return None
-        volume.host_path = HostPathVolumeSource(path=str(src))
-    mount = VolumeMount(name=name, mount_path=dst)
-    if parts.get("readonly") in (True, "true", "True", "1"):
-        mount.read_only = True
-    return volume, mount
-
-
-def _check_working_dir(report: ValidationReport, value: object, script: str | None) -> str | None:
-    """The local folder to ship as the job's working directory, absolute; a relative `script`
-    must be in it, so that a wrong folder is found here rather than on the cluster."""
-    if value is None:
-        return None
-    if not isinstance(value, str | os.PathLike):
-        report.add("working_dir", value, "expected a path", "a local folder, e.g. '.'")
-        return None
-    folder = Path(value)
-    if not folder.is_dir():
-        what = "a file, not a folder" if folder.exists() else "no such folder"
-        report.add("working_dir", str(value), what, "a local folder, e.g. '.'")
-        return None
-    relative = isinstance(script, str) and script.strip() and not Path(script).is_absolute()
-    if relative and not (folder / str(script)).is_file():
-        report.add(
-            "script", script, f"not found in working_dir {str(value)!r}",
-            "a path relative to working_dir, or an absolute path on the cluster",
-        )  # fmt: skip
-    return str(folder.resolve())
 
 
 class DistributedJob:
@@ -308,14 +222,13 @@ class DistributedJob:
                 "unknown policy",
                 "one of 'None', 'All', 'Running'",
             )
-        from flarekit.kueue import check_no_queue
 
-        check_no_queue(report, no_queue, local_queue, priority_class)
+        flarekit.kueue.check_no_queue(report, no_queue, local_queue, priority_class)
         self.packages_to_install = check_packages(
             report, "packages_to_install", packages_to_install
         )
         self.files = check_files(report, "files", files)
-        self.working_dir = _check_working_dir(report, working_dir, script)
+        self.working_dir = check_working_dir(report, working_dir, script)
         if (
             isinstance(placement_timeout, bool)
             or not isinstance(placement_timeout, int | float)
@@ -351,11 +264,9 @@ class DistributedJob:
     # -- common pieces ------------------------------------------------------------------------
 
     @property
-    def client(self) -> Client:
+    def client(self) -> flarekit.client.Client:
         if self._client is None:
-            from flarekit.client._client import Client
-
-            self._client = Client()
+            self._client = flarekit.client.Client()
         return self._client
 
     def _refuse_run_policy(self, target: Target) -> None:
@@ -450,28 +361,20 @@ class DistributedJob:
             client=self._client,
         )
 
-    def _pod(self) -> PodSpec:
-        from flarekit.job._pytorchjob import CONTAINER
-        from flarekit.job._resources import check_resources_per_node
-        from flarekit_models.core.v1 import (
-            Container,
-            EnvVar,
-            LocalObjectReference,
-            PodSpec,
-            ResourceRequirements,
-        )
-
-        container = Container(name=CONTAINER, command=self._torchrun())
+    def _pod(self) -> core_v1.PodSpec:
+        container = core_v1.Container(name=CONTAINER, command=self._torchrun())
         if self.image:
             container.image = self.image
         if self.env:
-            container.env = [EnvVar(name=k, value=v) for k, v in self.env.items()]
+            container.env = [core_v1.EnvVar(name=k, value=v) for k, v in self.env.items()]
         resources = check_resources_per_node(ValidationReport(), "resources", self.resources())
         if resources:
-            container.resources = ResourceRequirements(requests=resources, limits=dict(resources))
+            container.resources = core_v1.ResourceRequirements(
+                requests=resources, limits=dict(resources)
+            )
         if self.volume_mounts:
             container.volume_mounts = list(self.volume_mounts)
-        pod = PodSpec(containers=[container])
+        pod = core_v1.PodSpec(containers=[container])
         if self.volumes:
             pod.volumes = list(self.volumes)
         if self.node_selector:
@@ -481,15 +384,13 @@ class DistributedJob:
         if self.service_account:
             pod.service_account_name = self.service_account
         if self.image_pull_secret:
-            pod.image_pull_secrets = [LocalObjectReference(name=self.image_pull_secret)]
+            pod.image_pull_secrets = [core_v1.LocalObjectReference(name=self.image_pull_secret)]
         return pod
 
-    def _run_policy_model(self) -> RunPolicy:
+    def _run_policy_model(self) -> kubeflow_v1.RunPolicy:
         """The run-policy options as the training operator's ``runPolicy`` (unset ones left
         out)."""
-        from flarekit_models.kubeflow.v1 import RunPolicy
-
-        return RunPolicy.model_validate(
+        return kubeflow_v1.RunPolicy.model_validate(
             {_RUN_POLICY_FIELDS[k]: v for k, v in self.run_policy.items()}
         )
 
@@ -499,17 +400,15 @@ class DistributedJob:
         return self._pytorchjob_model(queue=queue).to_dict()
 
     def _pytorchjob_model(self, *, queue: str | None) -> PyTorchJob | AppWrapper:
-        from flarekit.job._pytorchjob import appwrapper_model, pytorchjob_model
-        from flarekit.kueue import queue_labels
-        from flarekit_models.kubeflow.v1 import SchedulingPolicy
-
         target: Target = "AppWrapper" if self.appwrapper else "PyTorchJob"
         self._refuse_run_policy(target)
         self._refuse_working_dir(target)
         policy = self._run_policy_model()
         if self.gang:
-            policy.scheduling_policy = SchedulingPolicy(min_available=self.nodes)
-        labels = queue_labels(queue if queue is not None else self.local_queue, self.priority_class)
+            policy.scheduling_policy = kubeflow_v1.SchedulingPolicy(min_available=self.nodes)
+        labels = flarekit.kueue.queue_labels(
+            queue if queue is not None else self.local_queue, self.priority_class
+        )
         if labels and not self.appwrapper:
             policy.suspend = True  # Kueue resumes it once admitted
         job = pytorchjob_model(
@@ -527,12 +426,11 @@ class DistributedJob:
 
     def target(self) -> Target:
         """Where `submit()` without a cluster runs this job, from the cluster's API groups."""
-        from flarekit.client._served import NotServed, served_versions
 
         def served(group: str) -> bool:
             try:
-                return bool(served_versions(self.client, group))
-            except NotServed:
+                return bool(flarekit.client.served_versions(self.client, group))
+            except flarekit.client.NotServed:
                 return False
 
         if self.appwrapper:
@@ -580,29 +478,25 @@ class DistributedJob:
         return self._submit_pytorchjob(target)
 
     def _submit_pytorchjob(self, target: Target) -> PyTorchJobRun:
-        from flarekit.compat import prepare_write
-        from flarekit.job._pytorchjob import PyTorchJobRun
-        from flarekit.kueue import maybe_local_queue, opt_out_of_queue
-
         self._refuse_run_policy(target)
         client = self.client
         namespace = self.namespace or client.namespace
         if self.no_queue:
-            opt_out_of_queue(client, namespace, f"DistributedJob {namespace}/{self.name}")
+            flarekit.kueue.opt_out_of_queue(
+                client, namespace, f"DistributedJob {namespace}/{self.name}"
+            )
             queue = None
         else:
-            queue = maybe_local_queue(client, namespace, self.local_queue)
+            queue = flarekit.kueue.maybe_local_queue(client, namespace, self.local_queue)
         body = self._pytorchjob_model(queue=queue)
         if body.metadata is not None:
             body.metadata.namespace = namespace
-        model = prepare_write(client, body, subject=f"DistributedJob {self.name!r}")
+        model = flarekit.compat.prepare_write(client, body, subject=f"DistributedJob {self.name!r}")
         client.create(model, field_validation="Strict")
         return PyTorchJobRun(client, self.name, namespace, wrapped=target == "AppWrapper")
 
     def ray_entrypoint(self) -> str:
         """The Ray job entrypoint (see `flarekit.job._ray_launch`)."""
-        from flarekit.job._ray_launch import ray_entrypoint
-
         bundle: dict[str, float] = {"CPU": float(self.cpu or 1), "GPU": float(self.gpu)}
         if self.mem_mb:
             bundle["memory"] = float(self.mem_mb * 1024 * 1024)
@@ -613,10 +507,7 @@ class DistributedJob:
         )  # fmt: skip
         return command
 
-    def _submit_ray(self, cluster: RayDashboard | RayJobClient | str) -> RayRun:
-        from flarekit.job._ray_launch import RayRun
-        from flarekit.ray import RayJobClient
-
+    def _submit_ray(self, cluster: RayDashboard | flarekit.ray.RayJobClient | str) -> RayRun:
         self._refuse_run_policy("Ray")
         if self.packages_to_install or self.files:
             field = "packages_to_install" if self.packages_to_install else "files"
@@ -654,14 +545,14 @@ class DistributedJob:
                 ],
                 f"DistributedJob {self.name!r} on Ray",
             )
-        if isinstance(cluster, RayJobClient):
+        if isinstance(cluster, flarekit.ray.RayJobClient):
             client = cluster
         elif isinstance(cluster, str):
-            client = RayJobClient(cluster)
+            client = flarekit.ray.RayJobClient(cluster)
         elif isinstance(cluster, _ReachableDashboard):
             client = cluster.dashboard_client()  # exposed, else through the API server
         else:
-            client = RayJobClient(cluster.cluster_dashboard_uri())
+            client = flarekit.ray.RayJobClient(cluster.cluster_dashboard_uri())
         runtime_env = {"working_dir": self.working_dir} if self.working_dir else None
         submission = client.submit(
             self.ray_entrypoint(), runtime_env=runtime_env, metadata={"flarekit.dev/job": self.name}

@@ -27,12 +27,16 @@ from typing import (
     runtime_checkable,
 )
 
+import flarekit.client
+from flarekit._events import event_line, events_about, pod_names
+from flarekit._wait import TerminalFailure, wait_until
 from flarekit.job._jobstate import JobState, JobStatus
+from flarekit.job._merged_logs import follow_all_nodes, job_pods, node_rank
 
 if TYPE_CHECKING:
     from flarekit._progress import Progress
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
     from flarekit_models.core.v1 import Event
 
 __all__ = [
@@ -205,8 +209,6 @@ def wait_for_state(
     `WaitTimeout` after `timeout` seconds. `callback` sees every status read (its errors
     propagate: a callback may end the wait by raising). The shared body of every job's
     `wait`."""
-    from flarekit._wait import wait_until
-
     until, timeout = timeout_passed_as_until(until, timeout)
     wanted = wanted_states(until)
     if callback is not None and not callable(callback):
@@ -309,12 +311,9 @@ class KubeJob(abc.ABC, Generic[S]):
     def _event_lines(self, obj: KubeResource, *, warnings_only: bool = False) -> tuple[str, ...]:
         """The newest events about the job as lines; none when this user may not read events
         (the status is still worth showing)."""
-        from flarekit._events import event_line
-        from flarekit.client._errors import Forbidden
-
         try:
             found = self._events_of(obj)
-        except Forbidden:
+        except flarekit.client.Forbidden:
             return ()
         if warnings_only:
             found = [e for e in found if e.type == "Warning"]
@@ -338,8 +337,6 @@ class KubeJob(abc.ABC, Generic[S]):
         stopped while waiting), `WaitTimeout` after `timeout` seconds. Each poll is one GET
         of the job's object.
         """
-        from flarekit._wait import TerminalFailure
-
         try:
             return wait_for_state(
                 self._read_status, until, self._subject, timeout=timeout, poll=poll,
@@ -355,11 +352,9 @@ class KubeJob(abc.ABC, Generic[S]):
             ) from None
 
     def _failure_events(self) -> tuple[str, ...]:
-        from flarekit.client._errors import NotFound
-
         try:
             return self._event_lines(self._fetch(), warnings_only=True)
-        except NotFound:
+        except flarekit.client.NotFound:
             return ()
 
     @overload
@@ -405,16 +400,13 @@ class KubeJob(abc.ABC, Generic[S]):
     def _all_nodes_log(
         self, *, follow: bool, tail: int | None, since: float | None
     ) -> str | Iterator[str]:
-        from flarekit.client._pods import check_log_options, read_logs
-        from flarekit.job._merged_logs import follow_all_nodes, job_pods, node_rank
-
-        check_log_options(tail, since)
+        flarekit.client.check_log_options(tail, since)
         if follow:
             return follow_all_nodes(self, tail=tail, since=since)
         client, namespace = self._connection()
         out: list[str] = []
         for pod in job_pods(client, namespace, self._pod_selectors(self._fetch())):
-            text = read_logs(
+            text = flarekit.client.read_logs(
                 client, namespace, pod.name, container=pod.default_container, tail=tail,
                 since=since,
             )  # fmt: skip
@@ -431,13 +423,11 @@ class KubeJob(abc.ABC, Generic[S]):
         since: float | None,
     ) -> str | Iterator[str]:
         """The log of the pod `find()` names (see `logs`)."""
-        from flarekit.client._pods import check_log_options, read_logs
-
-        check_log_options(tail, since)
+        flarekit.client.check_log_options(tail, since)
         client, namespace = self._connection()
         if not follow:
             pod, container = find()
-            return read_logs(
+            return flarekit.client.read_logs(
                 client, namespace, pod, container=container, tail=tail, since=since
             )  # fmt: skip
         return self._follow_when_there(find, tail=tail, since=since)
@@ -446,9 +436,6 @@ class KubeJob(abc.ABC, Generic[S]):
         self, find: Callable[[], tuple[str, str | None]], *, tail: int | None, since: float | None
     ) -> Iterator[str]:
         """Wait for the pod `find()` names (while the job has not ended), then follow it."""
-        from flarekit._wait import wait_until
-        from flarekit.client._pods import follow_logs
-
         client, namespace = self._connection()
         pod: tuple[str, str | None] | None = None
 
@@ -476,7 +463,9 @@ class KubeJob(abc.ABC, Generic[S]):
             state=lambda seen: seen[1].summary if seen[1] is not None else "pod found",
         )
         assert pod is not None
-        yield from follow_logs(client, namespace, pod[0], container=pod[1], tail=tail, since=since)
+        yield from flarekit.client.follow_logs(
+            client, namespace, pod[0], container=pod[1], tail=tail, since=since
+        )
 
     def events(self) -> list[Event]:
         """The events about the job, oldest first: about its object, what its operators made
@@ -485,8 +474,6 @@ class KubeJob(abc.ABC, Generic[S]):
         return self._events_of(self._fetch())
 
     def _events_of(self, obj: KubeResource) -> list[Event]:
-        from flarekit._events import events_about, pod_names
-
         client, namespace = self._connection()
         kind = self._model().resource_info().kind
         subjects = [(kind, self.name), *self._made_for(obj)]
@@ -496,15 +483,12 @@ class KubeJob(abc.ABC, Generic[S]):
     def delete(self, *, wait: bool = False, timeout: float = 300.0) -> bool:
         """Delete the job and what it made; False when there was nothing to delete. With
         `wait`, return once the object is gone."""
-        from flarekit._wait import wait_until
-        from flarekit.client._errors import NotFound
-
         client, namespace = self._connection()
         try:
             client.delete(
                 self._model(), self.name, namespace=namespace, propagation_policy=self._propagation
             )
-        except NotFound:
+        except flarekit.client.NotFound:
             return False
         if wait:
             wait_until(
@@ -519,10 +503,8 @@ class KubeJob(abc.ABC, Generic[S]):
         return True
 
     def _gone(self) -> bool:
-        from flarekit.client._errors import NotFound
-
         try:
             self._fetch()
-        except NotFound:
+        except flarekit.client.NotFound:
             return True
         return False

@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Literal
 
 from flarekit._objects import labels_of
 from flarekit._products import QUEUE_LABEL
-from flarekit.client._errors import NotFound
-from flarekit.client._served import NotServed, served_versions
+from flarekit.client import NotFound, NotServed, served_versions
 from flarekit.job._jobstate import JobStatus
+from flarekit.job._rayjob_status import status_of
+from flarekit.job._trainjob_read import trainjob_status
+from flarekit_models.ray import v1 as ray_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
 
 __all__ = ["JobKind", "ListedJob", "find_jobs"]
 
@@ -62,20 +65,15 @@ def find_jobs(
 ) -> list[ListedJob]:
     """Every RayJob and TrainJob in `namespace` (`ALL_NAMESPACES` for all), or those of one
     `kind`, sorted by namespace, name and kind."""
-    from flarekit.job._rayjob_status import status_of
-    from flarekit.job._trainjob import trainjob_status
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
     found: list[ListedJob] = []
     if kind in (None, "rayjob"):
-        for ray in _list(client, RayJobModel, namespace, label_selector):
-            assert isinstance(ray, RayJobModel)
+        for ray in _list(client, ray_v1.RayJob, namespace, label_selector):
+            assert isinstance(ray, ray_v1.RayJob)
             status = status_of(ray, QUEUE_LABEL)
             found.append(ListedJob(status, status.local_queue, ray))
     if kind in (None, "trainjob"):
-        for train in _list(client, TrainJobModel, namespace, label_selector):
-            assert isinstance(train, TrainJobModel)
+        for train in _list(client, trainer_v1alpha1.TrainJob, namespace, label_selector):
+            assert isinstance(train, trainer_v1alpha1.TrainJob)
             found.append(
                 ListedJob(trainjob_status(train), labels_of(train).get(QUEUE_LABEL), train)
             )

@@ -17,12 +17,28 @@ import queue
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
+
+import flarekit.client
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit.client._pods import PodInfo
-    from flarekit.job._job import KubeJob
+    from flarekit.client import Client, PodInfo
+    from flarekit.job._jobstate import JobStatus
+    from flarekit_models import KubeResource
+
+
+class LoggedJob(Protocol):
+    """What the stream reads of a job (a `KubeJob`): where it runs, its object, its status
+    and the selectors of its pods. A protocol, so that this module needs no job class."""
+
+    def _connection(self) -> tuple[Client, str]: ...
+
+    def _fetch(self) -> KubeResource: ...
+
+    def _status_of(self, obj: KubeResource) -> JobStatus: ...
+
+    def _pod_selectors(self, obj: KubeResource) -> list[Mapping[str, str]]: ...
+
 
 __all__ = ["follow_all_nodes", "job_pods", "node_rank"]
 
@@ -70,10 +86,8 @@ class _Follower(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        from flarekit.client._pods import follow_logs
-
         try:
-            for line in follow_logs(
+            for line in flarekit.client.follow_logs(
                 self.client,
                 self.pod.namespace,
                 self.pod.name,
@@ -92,17 +106,15 @@ class _Follower(threading.Thread):
 
 def job_pods(client: Client, namespace: str, selectors: list[Mapping[str, str]]) -> list[PodInfo]:
     """The pods of a job (every selector's), oldest first."""
-    from flarekit.client._pods import list_pods
-
     found: dict[str, PodInfo] = {}
     for selector in selectors:
-        for pod in list_pods(client, namespace, selector):
+        for pod in flarekit.client.list_pods(client, namespace, selector):
             found.setdefault(pod.name, pod)
     return sorted(found.values(), key=lambda p: (p.created, p.name))
 
 
 def follow_all_nodes(
-    job: KubeJob[Any],
+    job: LoggedJob,
     *,
     tail: int | None = None,
     since: float | None = None,
@@ -115,8 +127,6 @@ def follow_all_nodes(
     are read. The job's pods are listed again every `poll` seconds (one GET of the job and a
     list of its pods per selector); `tail` and `since` apply to each pod's log. An error
     reading a pod's log is raised once the lines before it are yielded."""
-    from flarekit.client._errors import NotFound
-
     client, namespace = job._connection()
     lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
     stop = threading.Event()
@@ -129,7 +139,7 @@ def follow_all_nodes(
                 obj = job._fetch()
                 finished = job._status_of(obj).finished
                 pods = job_pods(client, namespace, job._pod_selectors(obj))
-            except NotFound:  # the job was deleted: nothing more will come
+            except flarekit.client.NotFound:  # the job was deleted: nothing more will come
                 finished, pods = True, []
             for pod in pods:
                 key = (pod.name, str(pod.metadata.uid or ""))

@@ -4,56 +4,51 @@ Which of ``runtimePatches`` / ``podTemplateOverrides`` / ``podSpecOverrides`` a 
 accepts is learnt without reading its CRDs (which users often may not): the create itself is
 sent with ``fieldValidation=Strict``, and a server without the field answers 400 naming it as
 unknown, before admission and without storing anything. The next field is then tried, and the
-one that worked is remembered for the client, so later creates take one request. Where
-version negotiation (`flarekit.compat`) knows the release for certain (its CRD could be
-read), the right field is used from the first create. Other unknown
-fields (``spec.activeDeadlineSeconds`` before Trainer v2.3) are refused naming the option.
+one that worked is kept in the client's facts (`Client.forget()` drops it), so later creates
+take one request. Where the TrainJob CRD can be read (one request, only for a job that
+customises its pods: the field differs between Trainer releases), the right field is used
+from the first create. Other unknown fields (``spec.activeDeadlineSeconds`` before Trainer
+v2.3) are refused naming the option.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import flarekit.client
+import flarekit.compat
 from flarekit._validation import ConfigError, Problem
 from flarekit.job._podopts import POD_FIELDS, RELEASES, PodField, PodOptions, unsupported
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
-__all__ = ["OPTION_FIELDS", "create_trainjob", "forget_pod_field", "known_pod_field"]
+__all__ = ["OPTION_FIELDS", "create_trainjob", "known_pod_field"]
 
 #: TrainJob fields some Trainer releases lack, and the option that sets each.
 OPTION_FIELDS = {
     "spec.activeDeadlineSeconds": ("active_deadline_seconds", "Trainer v2.3 and later"),
 }
 _UNKNOWN = re.compile(r'unknown field "([^"]+)"')
-_cache: weakref.WeakKeyDictionary[Client, PodField] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
+TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
 
 
 def known_pod_field(client: Client) -> PodField | None:
-    """The field learnt for `client`'s cluster, if any yet."""
-    with _lock:
-        return _cache.get(client)
-
-
-def forget_pod_field(client: Client) -> None:
-    """Ask the server again next time (after Trainer was upgraded)."""
-    with _lock:
-        _cache.pop(client, None)
+    """The field a create on `client`'s cluster took, if any yet (the client's facts)."""
+    for pod_field in POD_FIELDS:
+        if client.facts.has_field(TRAINJOB_API, "TrainJob", f"spec.{pod_field}"):
+            return pod_field
+    return None
 
 
 def _negotiated_pod_field(client: Client) -> PodField | None:
-    """The field the cluster's Trainer release has, when its CRD (or discovery) says so for
-    certain; None leaves it to trying."""
-    from flarekit.compat import family_release, pod_field_of
-
-    return pod_field_of(family_release(client, "trainer"))
+    """The field the cluster's Trainer release has, when its TrainJob CRD (or discovery)
+    says so for certain; None leaves it to trying."""
+    release = flarekit.compat.family_release(client, "trainer", crds=False)
+    return flarekit.compat.pod_field_of(flarekit.compat.with_crd_of(client, release, "TrainJob"))
 
 
 def _refuse_unsupported(options: PodOptions, pod_field: PodField) -> None:
@@ -75,9 +70,7 @@ def _refuse_unsupported(options: PodOptions, pod_field: PodField) -> None:
 
 
 def _unknown_fields(exc: Exception) -> list[str]:
-    from flarekit.client._errors import ApiError
-
-    if not isinstance(exc, ApiError) or exc.code != 400:
+    if not isinstance(exc, flarekit.client.ApiError) or exc.code != 400:
         return []
     return _UNKNOWN.findall(exc.message)
 
@@ -89,16 +82,14 @@ def create_trainjob(
 ) -> TrainJobModel:
     """Create the TrainJob `build(pod_field)` returns, in the pod field negotiation found
     for the cluster's Trainer release, else trying pod fields newest first."""
-    from flarekit.compat import prepare_write
-
-    known = known_pod_field(client) or _negotiated_pod_field(client)
+    known = (known_pod_field(client) or _negotiated_pod_field(client)) if options else None
     candidates: tuple[PodField | None, ...] = (
         (None,) if not options else (known,) if known else POD_FIELDS
     )
     for pod_field in candidates:
         if pod_field is not None:
             _refuse_unsupported(options, pod_field)
-        body: TrainJobModel = prepare_write(
+        body: TrainJobModel = flarekit.compat.prepare_write(
             client,
             build(pod_field),
             parameters=[(path, option) for path, (option, _) in OPTION_FIELDS.items()],
@@ -109,6 +100,7 @@ def create_trainjob(
         except Exception as exc:
             unknown = _unknown_fields(exc)
             if pod_field is not None and f"spec.{pod_field}" in unknown and known is None:
+                client.facts.learn_field(TRAINJOB_API, "TrainJob", f"spec.{pod_field}", False)
                 continue
             problems = [
                 Problem(
@@ -124,8 +116,7 @@ def create_trainjob(
                 raise ConfigError(problems, "TrainJob") from exc
             raise
         if pod_field is not None:
-            with _lock:
-                _cache[client] = pod_field
+            client.facts.learn_field(TRAINJOB_API, "TrainJob", f"spec.{pod_field}", True)
         return created
     tried = ", ".join(POD_FIELDS)
     raise ConfigError(

@@ -16,11 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from flarekit._core_checks import check_models
 from flarekit._validation import ValidationReport, check_dns1123_subdomain, check_labels
+from flarekit_models.core import v1 as core_v1
 
 if TYPE_CHECKING:
     from flarekit._json import JsonObject, JsonValue
-    from flarekit_models._base import KubeModel
+    from flarekit_models import KubeModel
     from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
 
 M = TypeVar("M", bound="KubeModel")
@@ -93,32 +95,28 @@ def _listed(
 ) -> list[M]:
     """`value` (a list of models or their JSON) checked and read as models ([] if it has
     problems)."""
-    from flarekit.cluster._checks import _check_models
-
     if value is None:
         return []
     items = list(value) if isinstance(value, tuple) else value
     before = len(report)
-    _check_models(report, name, items, model.__name__)
+    check_models(report, name, items, model.__name__)
     return _as_models(items, model) if len(report) == before else []
 
 
 def check_pod_options(
     report: ValidationReport,
     *,
-    volumes: Sequence[Volume | Mapping[str, JsonValue]] | None = None,
-    volume_mounts: Sequence[VolumeMount | Mapping[str, JsonValue]] | None = None,
+    volumes: Sequence[core_v1.Volume | Mapping[str, JsonValue]] | None = None,
+    volume_mounts: Sequence[core_v1.VolumeMount | Mapping[str, JsonValue]] | None = None,
     node_selector: Mapping[str, str] | None = None,
-    tolerations: Sequence[Toleration | Mapping[str, JsonValue]] | None = None,
-    affinity: Affinity | Mapping[str, JsonValue] | None = None,
+    tolerations: Sequence[core_v1.Toleration | Mapping[str, JsonValue]] | None = None,
+    affinity: core_v1.Affinity | Mapping[str, JsonValue] | None = None,
     service_account: str | None = None,
     image_pull_secrets: Sequence[str] | None = None,
 ) -> PodOptions:
     """Validate the pod options (None means not set)."""
-    from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
-
-    checked_volumes = _listed(report, "volumes", volumes, Volume)
-    mounts = _listed(report, "volume_mounts", volume_mounts, VolumeMount)
+    checked_volumes = _listed(report, "volumes", volumes, core_v1.Volume)
+    mounts = _listed(report, "volume_mounts", volume_mounts, core_v1.VolumeMount)
     names = {v.name for v in checked_volumes}
     for i, mount in enumerate(mounts):
         if checked_volumes and mount.name not in names:
@@ -128,12 +126,12 @@ def check_pod_options(
                 "no volume of that name",
                 "the name of one of volumes: " + ", ".join(sorted(names)),
             )
-    checked_tolerations = _listed(report, "tolerations", tolerations, Toleration)
+    checked_tolerations = _listed(report, "tolerations", tolerations, core_v1.Toleration)
     node_selector = node_selector or {}
     if node_selector:
         check_labels(report, "node_selector", node_selector)
     checked_affinity = (
-        _check_one(report, "affinity", affinity, Affinity) if affinity is not None else None
+        _check_one(report, "affinity", affinity, core_v1.Affinity) if affinity is not None else None
     )
     if service_account is not None:
         check_dns1123_subdomain(report, "service_account", service_account)
@@ -157,10 +155,8 @@ def check_pod_options(
 def _check_one(
     report: ValidationReport, name: str, value: M | Mapping[str, JsonValue], model: type[M]
 ) -> M | None:
-    from flarekit.cluster._checks import _check_models
-
     before = len(report)
-    _check_models(report, name, [value], model.__name__)
+    check_models(report, name, [value], model.__name__)
     for i in range(before, len(report)):  # "affinity[0].x" -> "affinity.x"
         problem = report.problems[i]
         report.problems[i] = type(problem)(

@@ -13,18 +13,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import flarekit.client
 from flarekit._objects import labels_of, name_of
 from flarekit._products import QUEUE_LABEL
 from flarekit.job._job import KubeJob, NoPodYet
 from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
+from flarekit.job._workload import set_workload_active
+from flarekit_models.appwrapper import v1beta2 as appwrapper_v1beta2
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.kubeflow import v1 as kubeflow_v1
+from flarekit_models.meta import v1 as meta_v1
 
 if TYPE_CHECKING:
     from flarekit._json import JsonValue
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
     from flarekit_models.core.v1 import PodSpec
-    from flarekit_models.kubeflow.v1 import PyTorchJob, ReplicaSpec, RunPolicy
+    from flarekit_models.kubeflow.v1 import PyTorchJob, RunPolicy
     from flarekit_models.meta.v1 import ObjectMeta
 
 __all__ = [
@@ -42,12 +47,9 @@ JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 
 
-def _replica(count: int, pod: PodSpec) -> ReplicaSpec:
-    from flarekit_models.core.v1 import PodTemplateSpec
-    from flarekit_models.kubeflow.v1 import ReplicaSpec
-
-    return ReplicaSpec(
-        replicas=count, restart_policy="OnFailure", template=PodTemplateSpec(spec=pod)
+def _replica(count: int, pod: PodSpec) -> kubeflow_v1.ReplicaSpec:
+    return kubeflow_v1.ReplicaSpec(
+        replicas=count, restart_policy="OnFailure", template=core_v1.PodTemplateSpec(spec=pod)
     )
 
 
@@ -60,12 +62,9 @@ def pytorchjob_model(
     procs_per_node: int,
     pod: PodSpec,
     run_policy: RunPolicy | None,
-) -> PyTorchJob:
+) -> kubeflow_v1.PyTorchJob:
     """A PyTorchJob of `nodes` pods (a Master and workers) with pod spec `pod`."""
-    from flarekit_models.kubeflow.v1 import PyTorchJob, PyTorchJobSpec
-    from flarekit_models.meta.v1 import ObjectMeta
-
-    metadata = ObjectMeta(name=name)
+    metadata = meta_v1.ObjectMeta(name=name)
     if namespace:
         metadata.namespace = namespace
     if labels:
@@ -73,44 +72,44 @@ def pytorchjob_model(
     replicas = {"Master": _replica(1, pod)}
     if nodes > 1:
         replicas["Worker"] = _replica(nodes - 1, pod)
-    spec = PyTorchJobSpec(nproc_per_node=str(procs_per_node), pytorch_replica_specs=replicas)
+    spec = kubeflow_v1.PyTorchJobSpec(
+        nproc_per_node=str(procs_per_node), pytorch_replica_specs=replicas
+    )
     if run_policy is not None:
         spec.run_policy = run_policy
-    return PyTorchJob(metadata=metadata, spec=spec)
+    return kubeflow_v1.PyTorchJob(metadata=metadata, spec=spec)
 
 
-def appwrapper_model(job: PyTorchJob, labels: Mapping[str, str]) -> AppWrapper:
+def appwrapper_model(job: PyTorchJob, labels: Mapping[str, str]) -> appwrapper_v1beta2.AppWrapper:
     """`job` (a PyTorchJob) inside an AppWrapper that carries the Kueue `labels`; its pod
     sets are declared, so every AppWrapper release admits it the same way."""
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper, AppWrapperSpec, Component, PodSet
-    from flarekit_models.meta.v1 import ObjectMeta
-
     inner = job.to_dict()
     inner["metadata"] = {"name": name_of(job)}
     replicas = job.spec.pytorch_replica_specs if job.spec is not None else {}
     pod_sets = [
-        PodSet(path=f"template.spec.pytorchReplicaSpecs.{kind}.template", replicas=spec.replicas)
+        appwrapper_v1beta2.PodSet(
+            path=f"template.spec.pytorchReplicaSpecs.{kind}.template", replicas=spec.replicas
+        )
         for kind, spec in replicas.items()
     ]
-    metadata = ObjectMeta(name=name_of(job))
+    metadata = meta_v1.ObjectMeta(name=name_of(job))
     if job.metadata is not None and job.metadata.namespace:
         metadata.namespace = job.metadata.namespace
     if labels:
         metadata.labels = dict(labels)
-    component = Component(template=inner, pod_sets=pod_sets)
-    return AppWrapper(metadata=metadata, spec=AppWrapperSpec(components=[component]))
+    component = appwrapper_v1beta2.Component(template=inner, pod_sets=pod_sets)
+    return appwrapper_v1beta2.AppWrapper(
+        metadata=metadata, spec=appwrapper_v1beta2.AppWrapperSpec(components=[component])
+    )
 
 
 def _where(meta: ObjectMeta | None) -> tuple[str, str]:
     return (meta.name or "", meta.namespace or "") if meta is not None else ("", "")
 
 
-def pytorchjob_status(obj: PyTorchJob | Mapping[str, JsonValue]) -> JobStatus:
+def pytorchjob_status(job: kubeflow_v1.PyTorchJob) -> JobStatus:
     """The training operator's conditions (Created, Running, Restarting, Suspended,
     Succeeded, Failed) read into a `JobStatus`; no status yet is `PENDING`."""
-    from flarekit_models.kubeflow.v1 import PyTorchJob
-
-    job = PyTorchJob.model_validate(obj) if isinstance(obj, Mapping) else obj
     conditions = job.status.conditions if job.status is not None else None
     state, found = JobState.PENDING, None
     for type_, each in (
@@ -158,11 +157,8 @@ _PHASES = {
 }
 
 
-def appwrapper_status(obj: AppWrapper | Mapping[str, JsonValue]) -> JobStatus:
+def appwrapper_status(wrapper: appwrapper_v1beta2.AppWrapper) -> JobStatus:
     """An AppWrapper's phase as a `JobStatus`, with the message of its failing condition."""
-    from flarekit_models.appwrapper.v1beta2 import AppWrapper
-
-    wrapper = AppWrapper.model_validate(obj) if isinstance(obj, Mapping) else obj
     status = wrapper.status
     conditions = status.conditions if status is not None else None
     state = _PHASES.get((status.phase if status is not None else None) or "", JobState.PENDING)
@@ -191,32 +187,24 @@ class PyTorchJobRun(KubeJob[JobStatus]):
 
     def _model(self) -> type[KubeResource]:
         if self.wrapped:
-            from flarekit_models.appwrapper.v1beta2 import AppWrapper
+            return appwrapper_v1beta2.AppWrapper
 
-            return AppWrapper
-        from flarekit_models.kubeflow.v1 import PyTorchJob
-
-        return PyTorchJob
+        return kubeflow_v1.PyTorchJob
 
     def _connection(self) -> tuple[Client, str]:
         return self.client, self.namespace
 
     def _status_of(self, obj: KubeResource) -> JobStatus:
-        from flarekit_models.appwrapper.v1beta2 import AppWrapper
-        from flarekit_models.kubeflow.v1 import PyTorchJob
-
-        if isinstance(obj, AppWrapper):
+        if isinstance(obj, appwrapper_v1beta2.AppWrapper):
             return appwrapper_status(obj)
-        if isinstance(obj, PyTorchJob):
+        if isinstance(obj, kubeflow_v1.PyTorchJob):
             return pytorchjob_status(obj)
         raise TypeError(f"expected a PyTorchJob or an AppWrapper, got {type(obj).__name__}")
 
     def _log_pod(self) -> tuple[str, str | None]:
         """The master's pod and container."""
-        from flarekit.client._pods import list_pods
-
         selector = {JOB_NAME_LABEL: self.name, REPLICA_TYPE_LABEL: "master"}
-        pods = list_pods(self.client, self.namespace, selector)
+        pods = flarekit.client.list_pods(self.client, self.namespace, selector)
         if not pods:
             raise NoPodYet(
                 f"PyTorchJob {self.namespace}/{self.name} has no master pod yet; its state: "
@@ -241,8 +229,6 @@ class PyTorchJobRun(KubeJob[JobStatus]):
         return self._switch(run=True)
 
     def _switch(self, *, run: bool) -> JobStatus:
-        from flarekit.job._workload import set_workload_active
-
         obj = self._fetch()
         current = self._status_of(obj)
         if current.finished:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Literal, overload
 
+import flarekit.ray
 from flarekit.job._job import JobError, Until, wait_for_state
 from flarekit.job._jobstate import JobState, JobStatus
 from flarekit.job.ray_launcher import LaunchSpec, node_command
@@ -180,8 +181,6 @@ class RayRun:
     def delete(self, *, wait: bool = False, timeout: float = 300.0) -> bool:
         """Stop the job if it still runs, then delete its record on the Ray cluster; False
         when there was none. Deletion is immediate, so `wait` has nothing to wait for."""
-        from flarekit.ray import RayJobNotFound
-
         try:
             if not self.status().finished:
                 self.stop()
@@ -191,7 +190,7 @@ class RayRun:
                     progress=False,
                 )
             return self.ray.delete(self.submission_id)
-        except RayJobNotFound:
+        except flarekit.ray.RayJobNotFound:
             return False
 
     def __repr__(self) -> str:

@@ -19,24 +19,33 @@ an admitted job again), so :meth:`RayJob.stop` deactivates the job's Workload in
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+import flarekit.client
+import flarekit.compat
+import flarekit.kueue
+import flarekit_models
 from flarekit._products import QUEUE_LABEL, SUBMITTER_JOB_LABEL
+from flarekit._sizes import check_object_size
 from flarekit._validation import ConfigError, Problem, ValidationReport
-from flarekit.cluster._config import ClusterConfiguration
+from flarekit._write_plan import WritePlan, execute
+from flarekit._yaml import to_yaml
 from flarekit.job._job import JobError, KubeJob, NoPodYet
+from flarekit.job._rayjob_checks import check_queued, validate
+from flarekit.job._rayjob_parameters import RayJobParameters
+from flarekit.job._rayjob_render import CLUSTER_LABEL, rayjob_model, read_params
 from flarekit.job._rayjob_status import RayJobStatus, status_of
+from flarekit.job._workload import set_workload_active
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit._json import JsonValue
-    from flarekit.client._client import Client
-    from flarekit.client._errors import ApiError
-    from flarekit_models._base import KubeResource
-    from flarekit_models.core.v1 import PodTemplateSpec
+    from flarekit.client import ApiError, Client
+    from flarekit_models import KubeResource
     from flarekit_models.ray.v1 import RayJob as RayJobModel
 
 __all__ = ["RayJob", "RayJobError"]
@@ -62,7 +71,7 @@ class NoSubmitterPod(RayJobError, NoPodYet):
 
 
 @dataclass(eq=False)
-class RayJob(KubeJob[RayJobStatus]):
+class RayJob(RayJobParameters, KubeJob[RayJobStatus]):
     """A command run on a Ray cluster by KubeRay (a ``ray.io/v1`` RayJob).
 
     Parameters (all but ``name`` and ``entrypoint`` keyword-only):
@@ -98,30 +107,6 @@ class RayJob(KubeJob[RayJobStatus]):
     Constructing one validates it; nothing is sent until :meth:`submit`.
     """
 
-    name: str
-    entrypoint: str
-    _: KW_ONLY
-    namespace: str | None = None
-    cluster_name: str | None = None
-    cluster_config: ClusterConfiguration | None = None
-    runtime_env: Mapping[str, JsonValue] | None = None
-    shutdown_after_finish: bool | None = None
-    ttl_seconds_after_finished: int | None = None
-    active_deadline_seconds: int | None = None
-    local_queue: str | None = None
-    priority_class: str | None = None
-    no_queue: bool = False
-    entrypoint_num_cpus: float | None = None
-    entrypoint_num_gpus: float | None = None
-    entrypoint_memory: int | None = None
-    entrypoint_resources: dict[str, float] | None = None
-    submission_mode: Literal["K8sJobMode", "HTTPMode"] | None = None
-    submitter_pod_template: PodTemplateSpec | Mapping[str, JsonValue] | None = None
-    submitter_backoff_limit: int | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    annotations: dict[str, str] = field(default_factory=dict)
-    client: Client | None = field(default=None, repr=False)
-
     def __post_init__(self) -> None:
         self.validate().raise_if_problems()
 
@@ -129,27 +114,7 @@ class RayJob(KubeJob[RayJobStatus]):
 
     def validate(self) -> ValidationReport:
         """Every problem of the parameters (empty when valid); sends nothing."""
-        from flarekit.job._rayjob_checks import validate
-
         return validate(self)
-
-    @property
-    def shuts_down_cluster(self) -> bool:
-        """Whether KubeRay deletes the job's cluster when the job ends."""
-        if self.shutdown_after_finish is not None:
-            return self.shutdown_after_finish
-        return self.cluster_config is not None
-
-    @property
-    def requested_queue(self) -> str | None:
-        """The LocalQueue asked for: ``local_queue`` (or Kueue's queue label among
-        ``labels``), else the cluster configuration's."""
-        from flarekit.kueue._queues import chosen_queue
-
-        asked = chosen_queue(self.labels, self.local_queue)
-        if asked is not None:
-            return asked
-        return self.cluster_config.local_queue if self.cluster_config is not None else None
 
     def _namespace_offline(self) -> str | None:
         if self.namespace is not None:
@@ -159,11 +124,6 @@ class RayJob(KubeJob[RayJobStatus]):
     def to_model(self) -> RayJobModel:
         """The RayJob object as a typed model, as :meth:`submit` would create it with the
         queue asked for (without a cluster, the namespace's default queue is not known)."""
-        import dataclasses
-
-        from flarekit._sizes import check_object_size
-        from flarekit.job._rayjob_render import rayjob_model
-
         self.validate().raise_if_problems()
         made = rayjob_model(self, namespace=self._namespace_offline(), queue=self.requested_queue)
         parameters = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
@@ -176,24 +136,18 @@ class RayJob(KubeJob[RayJobStatus]):
 
     def to_yaml(self) -> str:
         """The RayJob as block-style YAML with sorted keys, for review or ``kubectl apply``."""
-        from flarekit._yaml import to_yaml
-
         return to_yaml(self.to_model())
 
     # -- connecting ---------------------------------------------------------------------------
 
-    def _connect(self) -> tuple[Client, str]:
+    def _connect(self) -> tuple[flarekit.client.Client, str]:
         if self.client is None:
-            from flarekit.client._client import Client
-
-            self.client = Client()
+            self.client = flarekit.client.Client()
         return self.client, self._namespace_offline() or self.client.namespace
 
     @staticmethod
-    def _kind() -> type[RayJobModel]:
-        from flarekit_models.ray.v1 import RayJob as RayJobModel
-
-        return RayJobModel
+    def _kind() -> type[ray_v1.RayJob]:
+        return ray_v1.RayJob
 
     def _get(self, client: Client, namespace: str) -> RayJobModel:
         return client.get(self._kind(), self.name, namespace=namespace)
@@ -232,27 +186,23 @@ class RayJob(KubeJob[RayJobStatus]):
         releases that have it (the request uses strict field validation, so nothing is
         created). An existing RayJob of the same name is not touched (``AlreadyExists``).
         """
-        from flarekit.client._errors import ApiError, NotFound
-        from flarekit.compat import prepare_write
-        from flarekit.job._rayjob_render import rayjob_model
-
         self.validate().raise_if_problems()
         client, namespace = self._connect()
         if self.cluster_name is not None:
             self._check_cluster_exists(client, namespace, self.cluster_name)
         queue = self._resolve_queue(client, namespace)
-        model = prepare_write(
+        model = flarekit.compat.prepare_write(
             client,
             rayjob_model(self, namespace=namespace, queue=queue),
             parameters=_PARAMETERS,
             subject=f"RayJob {self.name!r}",
         )
         try:
-            client.create(model, field_validation="Strict")
-        except NotFound:
+            execute(client, WritePlan(f"RayJob {self.name!r}", [model], create=True))
+        except flarekit.client.NotFound:
             _raise_if_not_served(client)
             raise
-        except ApiError as exc:
+        except flarekit.client.ApiError as exc:
             unknown = _unknown_fields(self.name, exc)
             if unknown is not None:
                 raise unknown from exc
@@ -266,13 +216,10 @@ class RayJob(KubeJob[RayJobStatus]):
         One GET; a user who may not read RayClusters (403) may still be allowed to submit,
         so a refused read warns and lets the submission go ahead.
         """
-        from flarekit.client._errors import Forbidden, NotFound
-        from flarekit_models.ray.v1 import RayCluster
-
         try:
-            client.get(RayCluster, cluster, namespace=namespace)
+            client.get(ray_v1.RayCluster, cluster, namespace=namespace)
             return
-        except Forbidden:
+        except flarekit.client.Forbidden:
             warnings.warn(
                 f"RayJob {self.name!r}: cannot check that cluster_name={cluster!r} names a "
                 f"RayCluster in namespace {namespace!r} (reading RayClusters is forbidden); "
@@ -280,15 +227,15 @@ class RayJob(KubeJob[RayJobStatus]):
                 stacklevel=3,
             )
             return
-        except NotFound:
+        except flarekit.client.NotFound:
             pass
         try:
-            found = client.list(RayCluster, namespace=namespace)
+            found = client.list(ray_v1.RayCluster, namespace=namespace)
             names = sorted(str(c.metadata.name) for c in found if c.metadata is not None)
             known = ", ".join(names) or "none"
-        except Forbidden:
+        except flarekit.client.Forbidden:
             known = "unknown (listing RayClusters is forbidden)"
-        except NotFound:
+        except flarekit.client.NotFound:
             _raise_if_not_served(client)
             known = "none"
         problem = Problem(
@@ -304,22 +251,16 @@ class RayJob(KubeJob[RayJobStatus]):
         if self.cluster_name is not None:
             return None
         if self.no_queue:
-            from flarekit.kueue import opt_out_of_queue
-
-            opt_out_of_queue(client, namespace, f"RayJob {namespace}/{self.name}")
+            flarekit.kueue.opt_out_of_queue(client, namespace, f"RayJob {namespace}/{self.name}")
             return None
-        from flarekit.client._served import NotServed
-        from flarekit.job._rayjob_checks import check_queued
-        from flarekit.kueue import maybe_local_queue
-        from flarekit.kueue._queues import chosen_priority
 
         asked = self.requested_queue
         try:
-            queue = maybe_local_queue(client, namespace, asked)
-        except NotServed as exc:
+            queue = flarekit.kueue.maybe_local_queue(client, namespace, asked)
+        except flarekit.client.NotServed as exc:
             problem = Problem("local_queue", asked, str(exc), "None, or install Kueue first")
             raise ConfigError([problem], f"RayJob {self.name!r}") from None
-        priority = chosen_priority(self.labels, self.priority_class) or (
+        priority = flarekit.kueue.chosen_priority(self.labels, self.priority_class) or (
             self.cluster_config.priority_class if self.cluster_config is not None else None
         )
         report = ValidationReport(f"RayJob {self.name!r}")
@@ -343,8 +284,6 @@ class RayJob(KubeJob[RayJobStatus]):
         ``HTTPMode`` jobs, which have none (read those through
         :class:`flarekit.ray.RayJobClient` with the dashboard and job id of :meth:`status`).
         """
-        from flarekit.client._pods import list_pods
-
         client, namespace = self._connect()
         obj = self._get(client, namespace)
         spec = obj.spec
@@ -354,7 +293,7 @@ class RayJob(KubeJob[RayJobStatus]):
                 "submitter pod; read its logs with flarekit.ray.RayJobClient(<dashboard>)"
                 ".logs(<job_id>), using status().dashboard_url and status().job_id"
             )
-        pods = list_pods(client, namespace, {SUBMITTER_JOB_LABEL: self.name})
+        pods = flarekit.client.list_pods(client, namespace, {SUBMITTER_JOB_LABEL: self.name})
         if not pods:
             state = status_of(obj, QUEUE_LABEL).summary
             raise NoSubmitterPod(
@@ -366,8 +305,6 @@ class RayJob(KubeJob[RayJobStatus]):
 
     def _pod_selectors(self, obj: KubeResource) -> list[Mapping[str, str]]:
         """The submitter's pods, and those of the RayCluster the job runs on."""
-        from flarekit.job._rayjob_render import CLUSTER_LABEL
-
         selectors: list[Mapping[str, str]] = [{SUBMITTER_JOB_LABEL: self.name}]
         cluster = self._cluster_of(obj)
         if cluster:
@@ -380,9 +317,7 @@ class RayJob(KubeJob[RayJobStatus]):
         return [("Job", self.name), *([("RayCluster", cluster)] if cluster else [])]
 
     def _cluster_of(self, obj: KubeResource) -> str | None:
-        from flarekit_models.ray.v1 import RayJob as RayJobModel
-
-        status = obj.status if isinstance(obj, RayJobModel) else None
+        status = obj.status if isinstance(obj, ray_v1.RayJob) else None
         if status is not None and status.ray_cluster_name:
             return status.ray_cluster_name
         return self.cluster_name
@@ -431,8 +366,6 @@ class RayJob(KubeJob[RayJobStatus]):
     def _set_workload_active(
         self, client: Client, obj: RayJobModel, namespace: str, *, active: bool
     ) -> None:
-        from flarekit.job._workload import set_workload_active
-
         subject = f"RayJob {namespace}/{self.name}"
         set_workload_active(client, obj, active=active, subject=subject, error=RayJobError)
 
@@ -440,7 +373,11 @@ class RayJob(KubeJob[RayJobStatus]):
 
     @classmethod
     def from_existing(
-        cls, name: str, namespace: str | None = None, *, client: Client | None = None
+        cls,
+        name: str,
+        namespace: str | None = None,
+        *,
+        client: flarekit.client.Client | None = None,
     ) -> RayJob:
         """Attach to a RayJob on the cluster, made by flarekit or by anyone else.
 
@@ -449,12 +386,8 @@ class RayJob(KubeJob[RayJobStatus]):
         not validated, since the job exists. ``status()``, ``wait()``, ``logs()``,
         ``stop()`` and ``delete()`` work on it whatever it holds.
         """
-        from flarekit.client._client import Client
-        from flarekit.job._rayjob_render import read_params
-        from flarekit_models.ray.v1 import RayJob as RayJobModel
-
-        client = client if client is not None else Client()
-        obj = client.get(RayJobModel, name, namespace=namespace)
+        client = client if client is not None else flarekit.client.Client()
+        obj = client.get(ray_v1.RayJob, name, namespace=namespace)
         params = read_params(obj)
         job = cls.__new__(cls)
         for f in fields(cls):
@@ -473,16 +406,12 @@ class RayJob(KubeJob[RayJobStatus]):
 def _raise_if_not_served(client: Client) -> None:
     """A 404 on create means the namespace or the RayJob resource is missing; when it is the
     latter, raise `NotServed` naming KubeRay instead of a bare 404."""
-    from flarekit.client._served import served_versions
-
-    served_versions(client, "ray.io")
+    flarekit.client.served_versions(client, "ray.io")
 
 
 def _unknown_fields(name: str, exc: ApiError) -> ConfigError | None:
     """A strict-validation refusal as a ConfigError naming the parameter and the releases
     that have the field, or None for other errors."""
-    from flarekit_models._fields import releases_with
-
     found = _UNKNOWN_FIELD.findall(exc.message) if exc.code == 400 else []
     if not found:
         return None
@@ -490,7 +419,7 @@ def _unknown_fields(name: str, exc: ApiError) -> ConfigError | None:
     for path in found:
         param = next((p for prefix, p in _PARAMETERS if path.startswith(prefix)), path)
         table_path = re.sub(r"\[\d+\]", "[]", path)
-        releases = releases_with("ray.io/v1", "RayJob", table_path)
+        releases = flarekit_models.releases_with("ray.io/v1", "RayJob", table_path)
         kuberay = [r.split("@", 1)[1] for r in releases if r.startswith("kuberay@")]
         expected = (
             f"KubeRay {', '.join(kuberay)} (which have {path}), or {param} left unset"

@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import flarekit.kueue
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
 from flarekit._sizes import check_annotations
 from flarekit._validation import (
@@ -35,10 +36,11 @@ from flarekit._validation import (
     check_label_value,
     check_labels,
 )
-from flarekit.cluster._config import ClusterConfiguration
+from flarekit.cluster import ClusterConfiguration
+from flarekit_models.core import v1 as core_v1
 
 if TYPE_CHECKING:
-    from flarekit.job._rayjob import RayJob
+    from flarekit.job._rayjob_parameters import RayJobParameters
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -59,7 +61,7 @@ SUBMISSION_MODES = ("K8sJobMode", "HTTPMode")
 _BUILTIN = {"CPU": "entrypoint_num_cpus", "GPU": "entrypoint_num_gpus", "memory": ""}
 
 
-def validate(job: RayJob) -> ValidationReport:
+def validate(job: RayJobParameters) -> ValidationReport:
     """All problems of ``job``'s parameters, in parameter order (no request is made)."""
     report = ValidationReport(f"RayJob {job.name!r}")
     _check_name(report, job.name)
@@ -97,7 +99,7 @@ def _check_name(report: ValidationReport, name: object) -> None:
         )
 
 
-def _check_cluster(report: ValidationReport, job: RayJob) -> None:
+def _check_cluster(report: ValidationReport, job: RayJobParameters) -> None:
     config = job.cluster_config
     if (job.cluster_name is None) == (config is None):
         given = "both" if config is not None else "neither"
@@ -179,7 +181,7 @@ def _check_bool(report: ValidationReport, field: str, value: object, *, allow_no
     report.add(field, value, f"expected True or False, got {type(value).__name__}", "a bool")
 
 
-def _check_lifecycle(report: ValidationReport, job: RayJob) -> None:
+def _check_lifecycle(report: ValidationReport, job: RayJobParameters) -> None:
     _check_bool(report, "shutdown_after_finish", job.shutdown_after_finish, allow_none=True)
     if job.cluster_name is not None and job.shutdown_after_finish is True:
         report.add(
@@ -210,11 +212,9 @@ def _check_lifecycle(report: ValidationReport, job: RayJob) -> None:
         )
 
 
-def _check_kueue_names(report: ValidationReport, job: RayJob) -> None:
-    from flarekit.kueue import check_no_queue
-
+def _check_kueue_names(report: ValidationReport, job: RayJobParameters) -> None:
     config = job.cluster_config
-    check_no_queue(
+    flarekit.kueue.check_no_queue(
         report,
         job.no_queue,
         job.requested_queue,
@@ -234,9 +234,8 @@ def _check_kueue_names(report: ValidationReport, job: RayJob) -> None:
                 "cluster itself, not jobs on it)",
                 "None with cluster_name, or cluster_config=... to queue the job",
             )
-    from flarekit.kueue._queues import check_queue_labels
 
-    check_queue_labels(report, job.labels, job.local_queue, job.priority_class)
+    flarekit.kueue.check_queue_labels(report, job.labels, job.local_queue, job.priority_class)
     labels = job.labels if isinstance(job.labels, Mapping) else {}
     for label in (QUEUE_LABEL, PRIORITY_LABEL):
         if job.cluster_name is not None and label in labels:
@@ -249,7 +248,7 @@ def _check_kueue_names(report: ValidationReport, job: RayJob) -> None:
             )
 
 
-def check_queued(report: ValidationReport, job: RayJob, queue_field: str) -> None:
+def check_queued(report: ValidationReport, job: RayJobParameters, queue_field: str) -> None:
     """Kueue's webhook rules for a queued RayJob; ``queue_field`` names where the queue came
     from (``local_queue``, or the default LocalQueue found at submit time)."""
     if job.cluster_name is not None:
@@ -299,7 +298,7 @@ def _check_number(report: ValidationReport, field: str, value: object) -> None:
         report.add(field, value, "must not be negative", "a number >= 0, or None")
 
 
-def _check_entrypoint_resources(report: ValidationReport, job: RayJob) -> None:
+def _check_entrypoint_resources(report: ValidationReport, job: RayJobParameters) -> None:
     _check_number(report, "entrypoint_num_cpus", job.entrypoint_num_cpus)
     _check_number(report, "entrypoint_num_gpus", job.entrypoint_num_gpus)
     if job.entrypoint_memory is not None:
@@ -333,7 +332,7 @@ def _check_entrypoint_resources(report: ValidationReport, job: RayJob) -> None:
             _check_number(report, where, amount)
 
 
-def _check_submitter(report: ValidationReport, job: RayJob) -> None:
+def _check_submitter(report: ValidationReport, job: RayJobParameters) -> None:
     mode = job.submission_mode
     if mode is not None and mode not in SUBMISSION_MODES:
         report.add(
@@ -361,9 +360,7 @@ def _check_submitter(report: ValidationReport, job: RayJob) -> None:
 def _check_pod_template(report: ValidationReport, template: object) -> None:
     from pydantic import ValidationError
 
-    from flarekit_models.core.v1 import PodTemplateSpec
-
-    if isinstance(template, PodTemplateSpec):
+    if isinstance(template, core_v1.PodTemplateSpec):
         return
     if not isinstance(template, Mapping):
         report.add(
@@ -374,7 +371,7 @@ def _check_pod_template(report: ValidationReport, template: object) -> None:
         )
         return
     try:
-        PodTemplateSpec.model_validate(template)
+        core_v1.PodTemplateSpec.model_validate(template)
     except ValidationError as exc:
         for error in exc.errors():
             path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])

@@ -16,13 +16,19 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import flarekit.cluster
+import flarekit.kueue
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
+from flarekit._validation import ConfigError
+from flarekit._yaml import dump_yaml
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
     from flarekit._json import JsonObject, JsonValue
-    from flarekit.cluster._config import ClusterConfiguration
-    from flarekit.job._rayjob import RayJob
-    from flarekit_models.core.v1 import PodTemplateSpec
+    from flarekit.cluster import ClusterConfiguration
+    from flarekit.job._rayjob_parameters import RayJobParameters
     from flarekit_models.ray.v1 import RayJob as RayJobModel
 
 __all__ = ["CLUSTER_LABEL", "rayjob_model", "read_params"]
@@ -32,38 +38,32 @@ CLUSTER_LABEL = "ray.io/cluster"
 
 
 def _yaml(value: Mapping[str, JsonValue]) -> str:
-    from flarekit._yaml import dump_yaml
-
     return dump_yaml(dict(value), sort_keys=True)
 
 
-def _pod_template(template: PodTemplateSpec | Mapping[str, JsonValue]) -> PodTemplateSpec:
+def _pod_template(
+    template: core_v1.PodTemplateSpec | Mapping[str, JsonValue],
+) -> core_v1.PodTemplateSpec:
     """A copy of the submitter pod template as a model (a model given is not shared)."""
-    from flarekit_models.core.v1 import PodTemplateSpec
-
-    data = template.to_dict() if isinstance(template, PodTemplateSpec) else dict(template)
-    return PodTemplateSpec.model_validate(data)
+    data = template.to_dict() if isinstance(template, core_v1.PodTemplateSpec) else dict(template)
+    return core_v1.PodTemplateSpec.model_validate(data)
 
 
-def rayjob_model(job: RayJob, *, namespace: str | None, queue: str | None) -> RayJobModel:
+def rayjob_model(
+    job: RayJobParameters, *, namespace: str | None, queue: str | None
+) -> ray_v1.RayJob:
     """The RayJob as a typed model; ``queue`` is the LocalQueue to label it with (None:
     not queued), ``namespace`` where it goes (None: left to the client)."""
-    from flarekit.cluster._render import render_raycluster
-    from flarekit.kueue._queues import chosen_priority
-    from flarekit_models.meta.v1 import ObjectMeta
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.ray.v1 import RayJobSpec, SubmitterConfig
-
     config = job.cluster_config
     labels = dict(job.labels)
-    priority = chosen_priority(job.labels, job.priority_class) or (
+    priority = flarekit.kueue.chosen_priority(job.labels, job.priority_class) or (
         config.priority_class if config is not None else None
     )
     if queue is not None:
         labels[QUEUE_LABEL] = queue
     if priority is not None:
         labels[PRIORITY_LABEL] = priority
-    metadata = ObjectMeta(name=job.name)
+    metadata = meta_v1.ObjectMeta(name=job.name)
     if namespace:
         metadata.namespace = namespace
     if labels:
@@ -71,7 +71,9 @@ def rayjob_model(job: RayJob, *, namespace: str | None, queue: str | None) -> Ra
     if job.annotations:
         metadata.annotations = dict(job.annotations)
 
-    spec = RayJobSpec(entrypoint=job.entrypoint, shutdown_after_job_finishes=job.shuts_down_cluster)
+    spec = ray_v1.RayJobSpec(
+        entrypoint=job.entrypoint, shutdown_after_job_finishes=job.shuts_down_cluster
+    )
     if job.runtime_env:
         spec.runtime_env_yaml = _yaml(job.runtime_env)
     if job.ttl_seconds_after_finished is not None:
@@ -89,14 +91,14 @@ def rayjob_model(job: RayJob, *, namespace: str | None, queue: str | None) -> Ra
     if job.submitter_pod_template is not None:
         spec.submitter_pod_template = _pod_template(job.submitter_pod_template)
     if job.submitter_backoff_limit is not None:
-        spec.submitter_config = SubmitterConfig(backoff_limit=job.submitter_backoff_limit)
+        spec.submitter_config = ray_v1.SubmitterConfig(backoff_limit=job.submitter_backoff_limit)
     if job.cluster_name is not None:
         spec.cluster_selector = {CLUSTER_LABEL: job.cluster_name}
     elif config is not None:
-        spec.ray_cluster_spec = render_raycluster(config).spec
+        spec.ray_cluster_spec = flarekit.cluster.render_raycluster(config).spec
     if queue is not None:
         spec.suspend = True
-    return RayJobModel(metadata=metadata, spec=spec)
+    return ray_v1.RayJob(metadata=metadata, spec=spec)
 
 
 def _runtime_env(text: str | None) -> JsonObject | None:
@@ -124,33 +126,25 @@ def _resources(text: str | None) -> JsonObject | None:
 def _cluster_config(obj: RayJobModel, name: str) -> ClusterConfiguration | None:
     """The job's ``rayClusterSpec`` as a configuration (None: it has none, or one that a
     configuration cannot express)."""
-    from flarekit._validation import ConfigError
-    from flarekit.cluster._read import from_raycluster
-    from flarekit_models.meta.v1 import ObjectMeta
-    from flarekit_models.ray.v1 import RayCluster
-
     spec = obj.spec.ray_cluster_spec if obj.spec is not None else None
     if spec is None or not spec.to_dict():
         return None
     try:
-        return from_raycluster(RayCluster(metadata=ObjectMeta(name=name), spec=spec))
+        return flarekit.cluster.from_raycluster(
+            ray_v1.RayCluster(metadata=meta_v1.ObjectMeta(name=name), spec=spec)
+        )
     except (ConfigError, ValueError):
         return None  # holds what a ClusterConfiguration cannot express
 
 
-def read_params(obj: RayJobModel | Mapping[str, JsonValue]) -> dict[str, object]:
-    """The RayJob parameters a ``RayJob`` object (a model or its JSON) expresses, by name.
+def read_params(obj: ray_v1.RayJob) -> dict[str, object]:
+    """The RayJob parameters a ``RayJob`` object expresses, by name.
 
     What cannot be expressed is left out: a ``rayClusterSpec`` that a
     :class:`~flarekit.cluster.ClusterConfiguration` refuses reads as ``cluster_config=None``.
     """
-    from flarekit_models.ray.v1 import RayJob as RayJobModel
-    from flarekit_models.ray.v1 import RayJobSpec
-
-    if not isinstance(obj, RayJobModel):
-        obj = RayJobModel.model_validate(obj)
     metadata = obj.metadata
-    spec = obj.spec if obj.spec is not None else RayJobSpec()
+    spec = obj.spec if obj.spec is not None else ray_v1.RayJobSpec()
     labels = dict(metadata.labels or {}) if metadata is not None else {}
     name = (metadata.name if metadata is not None else None) or ""
     template = spec.submitter_pod_template

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flarekit.job._jobstate import JobState, JobStatus
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
     from flarekit_models.ray.v1 import RayJob
@@ -162,10 +163,8 @@ def _state(deployment: str | None, job: str | None, suspended: bool) -> JobState
 
 def status_of(obj: RayJob, queue_label: str) -> RayJobStatus:
     """The :class:`RayJobStatus` of a ``flarekit_models.ray.v1.RayJob`` (status optional)."""
-    from flarekit_models.ray.v1 import RayJobStatus as RayJobStatusModel
-
     meta, spec = obj.metadata, obj.spec
-    status = obj.status if obj.status is not None else RayJobStatusModel()
+    status = obj.status if obj.status is not None else ray_v1.RayJobStatus()
     labels = dict(meta.labels or {}) if meta is not None else {}
     deployment, job = _text(status.job_deployment_status), _text(status.job_status)
     suspended = bool(spec is not None and spec.suspend)

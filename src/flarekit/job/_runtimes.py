@@ -15,13 +15,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+import flarekit.client
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
+
 if TYPE_CHECKING:
     from flarekit._json import JsonValue
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeModel
+    from flarekit.client import Client
+    from flarekit_models import KubeModel
     from flarekit_models.core.v1 import Container
-    from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime, TrainingRuntime
-    from flarekit_models.trainer.v1alpha1._cluster_training_runtime_types import (
+    from flarekit_models.trainer.v1alpha1 import (
+        ClusterTrainingRuntime,
         MlPolicy,
         ReplicatedJob,
     )
@@ -156,10 +159,8 @@ def _details(ml: MlPolicy | None) -> dict[str, JsonValue]:
     return details
 
 
-def runtime_of(obj: ClusterTrainingRuntime | TrainingRuntime) -> Runtime:
+def runtime_of(obj: ClusterTrainingRuntime | trainer_v1alpha1.TrainingRuntime) -> Runtime:
     """The `Runtime` summary of a ClusterTrainingRuntime or TrainingRuntime."""
-    from flarekit_models.trainer.v1alpha1 import TrainingRuntime
-
     meta, spec = obj.metadata, obj.spec
     ml = spec.ml_policy if spec is not None else None
     policy = _policy(ml)
@@ -171,7 +172,9 @@ def runtime_of(obj: ClusterTrainingRuntime | TrainingRuntime) -> Runtime:
         (k for k in ("coscheduling", "volcano") if getattr(groups, k, None) is not None), None
     )
     kind: RuntimeKind = (
-        "TrainingRuntime" if isinstance(obj, TrainingRuntime) else "ClusterTrainingRuntime"
+        "TrainingRuntime"
+        if isinstance(obj, trainer_v1alpha1.TrainingRuntime)
+        else "ClusterTrainingRuntime"
     )
     return Runtime(
         name=(meta.name if meta is not None else None) or "",
@@ -194,10 +197,10 @@ def runtime_of(obj: ClusterTrainingRuntime | TrainingRuntime) -> Runtime:
 def list_runtimes(client: Client, namespace: str | None = None) -> list[Runtime]:
     """The TrainingRuntimes of `namespace` (the client's by default), then every
     ClusterTrainingRuntime, each sorted by name."""
-    from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime, TrainingRuntime
-
-    local = [runtime_of(r) for r in client.list(TrainingRuntime, namespace=namespace)]
-    shared = [runtime_of(r) for r in client.list(ClusterTrainingRuntime)]
+    local = [
+        runtime_of(r) for r in client.list(trainer_v1alpha1.TrainingRuntime, namespace=namespace)
+    ]
+    shared = [runtime_of(r) for r in client.list(trainer_v1alpha1.ClusterTrainingRuntime)]
     return sorted(local, key=lambda r: r.name) + sorted(shared, key=lambda r: r.name)
 
 
@@ -210,19 +213,16 @@ def get_runtime(
 ) -> Runtime:
     """The runtime `name`: of `kind` if given, else the ClusterTrainingRuntime, else the
     namespace's TrainingRuntime. A missing one is a `LookupError` listing those that exist."""
-    from flarekit.client._errors import NotFound
-    from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime, TrainingRuntime
-
     kinds: tuple[RuntimeKind, ...] = (
         (kind,) if kind else ("ClusterTrainingRuntime", "TrainingRuntime")
     )
     for each in kinds:
         try:
             if each == "ClusterTrainingRuntime":
-                return runtime_of(client.get(ClusterTrainingRuntime, name))
-            found = client.get(TrainingRuntime, name, namespace=namespace)
+                return runtime_of(client.get(trainer_v1alpha1.ClusterTrainingRuntime, name))
+            found = client.get(trainer_v1alpha1.TrainingRuntime, name, namespace=namespace)
             return runtime_of(found)
-        except NotFound:
+        except flarekit.client.NotFound:
             continue
     known = ", ".join(f"{r.name} ({r.kind})" for r in list_runtimes(client, namespace)) or "none"
     raise RuntimeNotFound(name, kinds, known)

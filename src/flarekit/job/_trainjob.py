@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+import flarekit.client
+import flarekit.kueue
 from flarekit._objects import labels_of
 from flarekit._products import JOBSET_LABEL, QUEUE_LABEL, REPLICATED_JOB_LABEL
 from flarekit._sizes import check_annotations
@@ -30,104 +31,37 @@ from flarekit._validation import (
     check_image,
     check_labels,
 )
+from flarekit._yaml import to_yaml
 from flarekit.job._job import KubeJob, NoPodYet
-from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
+from flarekit.job._jobstate import JobStatus
 from flarekit.job._packaging import PackagingError, function_command, function_script
+from flarekit.job._params import check_env, check_strings
+from flarekit.job._podfield import create_trainjob
 from flarekit.job._podopts import PodField, PodOptions, check_pod_options, render
 from flarekit.job._resources import check_resources_per_node
-from flarekit.job._runtimes import Runtime, RuntimeKind
+from flarekit.job._runtimes import Runtime, RuntimeKind, RuntimeNotFound, get_runtime
 from flarekit.job._shipping import check_files, check_packages, shipped_command
+from flarekit.job._trainjob_read import read_params, trainjob_status
+from flarekit.job._workload import set_workload_active
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.meta import v1 as meta_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
     from flarekit._json import JsonValue
-    from flarekit.client._client import Client
-    from flarekit.client._pods import PodInfo
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client, PodInfo
+    from flarekit_models import KubeResource
     from flarekit_models.core.v1 import Affinity, Toleration, Volume, VolumeMount
-    from flarekit_models.trainer.v1alpha1 import Trainer
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
 
-__all__ = ["DEFAULT_RUNTIME", "TrainJob", "trainjob_status"]
+__all__ = ["DEFAULT_RUNTIME", "TrainJob"]
 
 DEFAULT_RUNTIME = "torch-distributed"
-_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 #: Parameters `TrainJob.from_existing` takes as read, under the attribute of the same name.
 _READ_AS_IS = (
     "runtime", "runtime_kind", "image", "command", "args", "num_nodes", "num_proc_per_node",
     "resources_per_node", "env", "labels", "annotations", "local_queue", "priority_class",
     "active_deadline_seconds",
 )  # fmt: skip
-
-
-def _check_strings(report: ValidationReport, field: str, value: object) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        report.add(field, value, "expected a list of strings", "e.g. ['python', 'train.py']")
-        return []
-    bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
-    for i in bad:
-        report.add(f"{field}[{i}]", value[i], "expected a string", "a string")
-    return [] if bad else list(value)
-
-
-def check_env(report: ValidationReport, field: str, value: object) -> dict[str, str]:
-    """Environment variables as {name: value}, both strings."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        report.add(field, value, "expected a dict", "a dict of variable names to string values")
-        return {}
-    for key, item in value.items():
-        where = f"{field}[{key!r}]"
-        if not isinstance(key, str) or not _ENV_NAME.fullmatch(key):
-            report.add(where, key, "not a variable name", "letters, digits, '_', '-', '.'")
-        if not isinstance(item, str):
-            report.add(
-                where, item, f"expected a string, got {type(item).__name__}", f"{str(item)!r}"
-            )
-    return {str(k): str(v) for k, v in value.items()}
-
-
-def trainjob_status(obj: TrainJobModel | Mapping[str, JsonValue]) -> JobStatus:
-    """The `JobStatus` of a TrainJob (the model, or Kubernetes JSON), fresh objects included."""
-    from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-    job = TrainJobModel.model_validate(obj) if isinstance(obj, Mapping) else obj
-    status, meta = job.status, job.metadata
-    conditions = status.conditions if status is not None else None
-    jobs = (status.jobs_status if status is not None else None) or ()
-    replicas = {
-        j.name: {
-            "active": j.active, "ready": j.ready, "succeeded": j.succeeded, "failed": j.failed,
-            "suspended": j.suspended,
-        }
-        for j in jobs
-    }  # fmt: skip
-    state, found = JobState.PENDING, None
-    for type_, each in (
-        ("Failed", JobState.FAILED),
-        ("Complete", JobState.SUCCEEDED),
-        ("Suspended", JobState.SUSPENDED),
-    ):
-        found = true_condition(conditions, type_)
-        if found is not None:
-            state = each
-            break
-    if found is None and job.spec is not None and job.spec.suspend:
-        state = JobState.SUSPENDED
-    elif found is None and any(j.active or j.ready for j in jobs):
-        state = JobState.RUNNING
-    return JobStatus(
-        kind="TrainJob",
-        name=(meta.name if meta is not None else None) or "",
-        namespace=(meta.namespace if meta is not None else None) or "",
-        state=state,
-        reason=(found.reason if found is not None else None) or "",
-        message=(found.message if found is not None else None) or "",
-        replicas=replicas,
-        conditions=condition_rows(conditions),
-    )
 
 
 class TrainJob(KubeJob[JobStatus], HtmlStatus):
@@ -220,8 +154,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             )
         if image is not None:
             check_image(report, "image", image, example="pytorch/pytorch:2.5.1")
-        self.command = _check_strings(report, "command", command)
-        self.args = _check_strings(report, "args", args)
+        self.command = check_strings(report, "command", command)
+        self.args = check_strings(report, "args", args)
         self._check_func(report)
         self.packages_to_install = check_packages(
             report, "packages_to_install", packages_to_install
@@ -288,15 +222,14 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             )
 
     def _check_queue(self, report: ValidationReport) -> None:
-        from flarekit.kueue import check_no_queue, queue_labels
-        from flarekit.kueue._queues import check_queue_labels
-
-        check_no_queue(report, self.no_queue, self.local_queue, self.priority_class)
+        flarekit.kueue.check_no_queue(report, self.no_queue, self.local_queue, self.priority_class)
         try:
-            queue_labels(self.local_queue, self.priority_class)
+            flarekit.kueue.queue_labels(self.local_queue, self.priority_class)
         except ConfigError as exc:
             report.problems.extend(exc.problems)
-        check_queue_labels(report, self.labels, self.local_queue, self.priority_class)
+        flarekit.kueue.check_queue_labels(
+            report, self.labels, self.local_queue, self.priority_class
+        )
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -314,11 +247,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             return runtime.policy
         return next((p for p in ("torch", "mpi") if p in self.runtime), "plain")
 
-    def _trainer(self, runtime: Runtime | None) -> Trainer | None:
-        from flarekit_models.core.v1 import EnvVar, ResourceRequirements
-        from flarekit_models.trainer.v1alpha1 import Trainer
-
-        trainer = Trainer()
+    def _trainer(self, runtime: Runtime | None) -> trainer_v1alpha1.Trainer | None:
+        trainer = trainer_v1alpha1.Trainer()
         if self.image:
             trainer.image = self.image
         if self.func is not None:
@@ -336,11 +266,11 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         if self.num_proc_per_node is not None:
             trainer.num_proc_per_node = self.num_proc_per_node
         if self.resources_per_node:
-            trainer.resources_per_node = ResourceRequirements(
+            trainer.resources_per_node = core_v1.ResourceRequirements(
                 requests=dict(self.resources_per_node), limits=dict(self.resources_per_node)
             )
         if self.env:
-            trainer.env = [EnvVar(name=k, value=v) for k, v in self.env.items()]
+            trainer.env = [core_v1.EnvVar(name=k, value=v) for k, v in self.env.items()]
         return trainer if trainer.model_fields_set else None
 
     def to_model(
@@ -349,21 +279,15 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         pod_field: PodField | None = "runtimePatches",
         runtime: Runtime | None = None,
         queue: str | None = None,
-    ) -> TrainJobModel:
+    ) -> trainer_v1alpha1.TrainJob:
         """The TrainJob as a typed model. Offline, pod options go in `pod_field` (the
         newest Trainer's by default) and the queue is `local_queue` as given; `submit()`
         renders with what the cluster has."""
-        from flarekit.kueue import queue_labels
-        from flarekit.kueue._queues import chosen_priority
-        from flarekit_models.meta.v1 import ObjectMeta
-        from flarekit_models.trainer.v1alpha1 import RuntimeRef, TrainJobSpec
-        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
         runtime = runtime or self._runtime
         queue = queue if queue is not None else self._queue
-        priority = chosen_priority(self.labels, self.priority_class)
-        labels = {**self.labels, **queue_labels(queue, priority)}
-        metadata = ObjectMeta(name=self.name)
+        priority = flarekit.kueue.chosen_priority(self.labels, self.priority_class)
+        labels = {**self.labels, **flarekit.kueue.queue_labels(queue, priority)}
+        metadata = meta_v1.ObjectMeta(name=self.name)
         namespace = self._submitted_namespace or self.namespace
         if namespace:
             metadata.namespace = namespace
@@ -371,11 +295,11 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             metadata.labels = labels
         if self.annotations:
             metadata.annotations = dict(self.annotations)
-        ref = RuntimeRef(api_group="trainer.kubeflow.org", name=self.runtime)
+        ref = trainer_v1alpha1.RuntimeRef(api_group="trainer.kubeflow.org", name=self.runtime)
         kind = runtime.kind if runtime is not None else self.runtime_kind
         if kind:
             ref.kind = kind
-        spec = TrainJobSpec(runtime_ref=ref)
+        spec = trainer_v1alpha1.TrainJobSpec(runtime_ref=ref)
         trainer = self._trainer(runtime)
         if trainer is not None:
             spec.trainer = trainer
@@ -387,8 +311,10 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             # The three pod fields belong to different Trainer releases: the model of this
             # one keeps those it does not declare as unknown fields.
             patches = render(self.pod, pod_field, self._targets(runtime))
-            spec = TrainJobSpec.model_validate({**spec.to_dict(), pod_field: patches})
-        return TrainJobModel(metadata=metadata, spec=spec)
+            spec = trainer_v1alpha1.TrainJobSpec.model_validate(
+                {**spec.to_dict(), pod_field: patches}
+            )
+        return trainer_v1alpha1.TrainJob(metadata=metadata, spec=spec)
 
     def to_dict(
         self,
@@ -402,18 +328,14 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     def to_yaml(self, *, pod_field: PodField | None = "runtimePatches") -> str:
         """`to_dict()` as block YAML with sorted keys."""
-        from flarekit._yaml import to_yaml
-
         return to_yaml(self.to_model(pod_field=pod_field))
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     @property
-    def client(self) -> Client:
+    def client(self) -> flarekit.client.Client:
         if self._client is None:
-            from flarekit.client._client import Client
-
-            self._client = Client()
+            self._client = flarekit.client.Client()
         return self._client
 
     @property
@@ -423,11 +345,6 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
     def submit(self) -> TrainJob:
         """Create the TrainJob: read its runtime, resolve the queue, then one create (or one
         per pod-customisation field the cluster turns out not to have)."""
-        from flarekit.job._podfield import create_trainjob
-        from flarekit.job._runtimes import get_runtime
-        from flarekit.kueue import maybe_local_queue, opt_out_of_queue
-        from flarekit.kueue._queues import chosen_queue
-
         client = self.client
         namespace = self.namespace or client.namespace
         self._runtime = get_runtime(
@@ -443,11 +360,13 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
             )
             raise ConfigError([problem], f"TrainJob {self.name!r}")
         if self.no_queue:
-            opt_out_of_queue(client, namespace, f"TrainJob {namespace}/{self.name}")
+            flarekit.kueue.opt_out_of_queue(client, namespace, f"TrainJob {namespace}/{self.name}")
             self._queue = None
         else:
-            asked = chosen_queue(self.labels, self.local_queue)  # a queue label is a choice too
-            self._queue = maybe_local_queue(client, namespace, asked)
+            asked = flarekit.kueue.chosen_queue(
+                self.labels, self.local_queue
+            )  # a queue label is a choice too
+            self._queue = flarekit.kueue.maybe_local_queue(client, namespace, asked)
         self._submitted_namespace = namespace
         runtime, queue = self._runtime, self._queue
         create_trainjob(
@@ -456,17 +375,13 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         return self
 
     def _model(self) -> type[KubeResource]:
-        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-        return TrainJobModel
+        return trainer_v1alpha1.TrainJob
 
     def _connection(self) -> tuple[Client, str]:
         return self.client, self.resolved_namespace
 
     def _status_of(self, obj: KubeResource) -> JobStatus:
-        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-        if not isinstance(obj, TrainJobModel):
+        if not isinstance(obj, trainer_v1alpha1.TrainJob):
             raise TypeError(f"expected a TrainJob, got {type(obj).__name__}")
         return trainjob_status(obj)
 
@@ -507,8 +422,6 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         return self.status()
 
     def _set_workload_active(self, obj: KubeResource, *, active: bool) -> None:
-        from flarekit.job._workload import set_workload_active
-
         subject = f"TrainJob {self.resolved_namespace}/{self.name}"
         set_workload_active(self.client, obj, active=active, subject=subject)
 
@@ -522,9 +435,9 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     def pods(self) -> list[PodInfo]:
         """The job's pods (trainer and initializers), by role and index."""
-        from flarekit.client._pods import list_pods
-
-        return list_pods(self.client, self.resolved_namespace, {JOBSET_LABEL: self.name})
+        return flarekit.client.list_pods(
+            self.client, self.resolved_namespace, {JOBSET_LABEL: self.name}
+        )
 
     @overload
     def logs(
@@ -577,13 +490,11 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         return [("JobSet", self.name)]  # Trainer names the JobSet after the TrainJob
 
     def _trainer_pod(self, node: int) -> tuple[str, str | None]:
-        from flarekit.client._pods import list_pods
-
         runtime = self._runtime or self._look_up_runtime()
         job = runtime.trainer_job if runtime else "node"
         container = runtime.trainer_container if runtime else "node"
         selector = f"{JOBSET_LABEL}={self.name},{REPLICATED_JOB_LABEL}={job}"
-        pods = list(list_pods(self.client, self.resolved_namespace, selector))
+        pods = list(flarekit.client.list_pods(self.client, self.resolved_namespace, selector))
         chosen = _pod_of_node(pods, node)
         if chosen is None:
             raise NoPodYet(
@@ -597,13 +508,12 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         attached one), so that logs come from the runtime's trainer job and container. None
         when it cannot be read (deleted since, or not readable for this user): Trainer's
         defaults (`node`, `node`) apply then."""
-        from flarekit.client._errors import Forbidden, NotFound
-        from flarekit.job._runtimes import RuntimeNotFound, get_runtime
-
         if self._runtime_looked_up or not self.runtime:
             return None
         self._runtime_looked_up = True
-        with contextlib.suppress(RuntimeNotFound, Forbidden, NotFound):
+        with contextlib.suppress(
+            RuntimeNotFound, flarekit.client.Forbidden, flarekit.client.NotFound
+        ):
             self._runtime = get_runtime(
                 self.client, self.runtime, namespace=self.resolved_namespace,
                 kind=self.runtime_kind,
@@ -614,7 +524,7 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
 
     @classmethod
     def from_existing(
-        cls, name: str, namespace: str | None = None, client: Client | None = None
+        cls, name: str, namespace: str | None = None, client: flarekit.client.Client | None = None
     ) -> TrainJob:
         """Attach to a TrainJob on the cluster, submitted by flarekit or by anyone else.
 
@@ -625,12 +535,8 @@ class TrainJob(KubeJob[JobStatus], HtmlStatus):
         read when first needed), ``stop()``, ``suspend()``/``resume()`` and ``delete()``
         work on it; a missing job raises `NotFound`.
         """
-        from flarekit.client._client import Client
-        from flarekit.job._trainjob_read import read_params
-        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
-        client = client if client is not None else Client()
-        obj = client.get(TrainJobModel, name, namespace=namespace)
+        client = client if client is not None else flarekit.client.Client()
+        obj = client.get(trainer_v1alpha1.TrainJob, name, namespace=namespace)
         params = read_params(obj)
         job = cls.__new__(cls)
         job.__dict__.update(

@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flarekit.client._fingerprint import CREATED_FROM
+from flarekit.client import CREATED_FROM
+from flarekit.job._jobstate import JobState, JobStatus, condition_rows, true_condition
 from flarekit.kueue import PRIORITY_LABEL, QUEUE_LABEL
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
     from flarekit_models.core.v1 import EnvVar
     from flarekit_models.trainer.v1alpha1 import TrainJob
 
-__all__ = ["read_params"]
+__all__ = ["read_params", "trainjob_status"]
 
 _RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
@@ -66,3 +68,41 @@ def read_params(obj: TrainJob) -> dict[str, object]:
         "suspend": bool(spec is not None and spec.suspend) and queue is None,
         "active_deadline_seconds": spec.active_deadline_seconds if spec is not None else None,
     }
+
+
+def trainjob_status(job: trainer_v1alpha1.TrainJob) -> JobStatus:
+    """The `JobStatus` of a TrainJob, fresh objects included."""
+    status, meta = job.status, job.metadata
+    conditions = status.conditions if status is not None else None
+    jobs = (status.jobs_status if status is not None else None) or ()
+    replicas = {
+        j.name: {
+            "active": j.active, "ready": j.ready, "succeeded": j.succeeded, "failed": j.failed,
+            "suspended": j.suspended,
+        }
+        for j in jobs
+    }  # fmt: skip
+    state, found = JobState.PENDING, None
+    for type_, each in (
+        ("Failed", JobState.FAILED),
+        ("Complete", JobState.SUCCEEDED),
+        ("Suspended", JobState.SUSPENDED),
+    ):
+        found = true_condition(conditions, type_)
+        if found is not None:
+            state = each
+            break
+    if found is None and job.spec is not None and job.spec.suspend:
+        state = JobState.SUSPENDED
+    elif found is None and any(j.active or j.ready for j in jobs):
+        state = JobState.RUNNING
+    return JobStatus(
+        kind="TrainJob",
+        name=(meta.name if meta is not None else None) or "",
+        namespace=(meta.namespace if meta is not None else None) or "",
+        state=state,
+        reason=(found.reason if found is not None else None) or "",
+        message=(found.message if found is not None else None) or "",
+        replicas=replicas,
+        conditions=condition_rows(conditions),
+    )

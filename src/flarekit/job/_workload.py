@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import flarekit.kueue
 from flarekit._objects import metadata_of, name_of
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
 
 __all__ = ["set_workload_active"]
 
@@ -32,9 +33,7 @@ def set_workload_active(
     """Set ``spec.active`` of the Workload Kueue made for `obj` (the job as read from the
     cluster). Raises `error` naming `subject` (e.g. ``"TrainJob ns/name"``) while Kueue has
     not made the Workload yet."""
-    from flarekit.kueue import workload_for
-
-    workload: KubeResource | None = workload_for(client, obj)
+    workload: KubeResource | None = flarekit.kueue.workload_for(client, obj)
     if workload is None:
         raise error(
             f"{subject} is queued but Kueue has not made its Workload yet; try again in a moment"

@@ -17,8 +17,10 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+import flarekit.compat
 from flarekit._json import JsonValue
 from flarekit._objects import metadata_of
+from flarekit._plan import Plan, change_of
 from flarekit._rollback import (
     MARK,
     Created,
@@ -34,8 +36,7 @@ from flarekit._rollback import (
     undo,
 )
 from flarekit._validation import ConfigError, Problem
-from flarekit.client._errors import ApiError, ApiUnavailable, Conflict, NotFound, Operation
-from flarekit.client._served import KueueVersion, preferred_kueue_version
+from flarekit.client import ApiError, ApiUnavailable, Conflict, KueueVersion, NotFound, Operation
 from flarekit.kueue._cluster_queue import ClusterQueueSpec, QuantityValue, Quota
 from flarekit.kueue._flavor import ResourceFlavorSpec
 from flarekit.kueue._local_queue import LocalQueueSpec
@@ -44,9 +45,8 @@ from flarekit.kueue._priority import WorkloadPriorityClassSpec
 from flarekit.kueue._spec import KueueObjectSpec
 
 if TYPE_CHECKING:
-    from flarekit._plan import Plan
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client
+    from flarekit_models import KubeResource
     from flarekit_models.core.v1 import Taint, Toleration
 
 __all__ = [
@@ -118,27 +118,28 @@ def _check_specs(specs: Sequence[object]) -> list[KueueObjectSpec]:
     return sorted(checked, key=lambda s: next(i for i, t in enumerate(_ORDER) if isinstance(s, t)))
 
 
-def _changed_cluster_queue(client: Client, version: KueueVersion, spec: LocalQueueSpec) -> str:
-    """The ClusterQueue an existing LocalQueue points at when `spec` names another one
-    ("" when it does not exist or names the same)."""
-    model = kueue_model(version, "LocalQueue")
-    try:
-        current = client.get(model, spec.name, namespace=spec.namespace)
-    except NotFound:
+def _changed_cluster_queue(current: KubeResource | None, spec: LocalQueueSpec) -> str:
+    """The ClusterQueue an existing LocalQueue (`current`, as read) points at when `spec`
+    names another one ("" when it does not exist or names the same)."""
+    if current is None:
         return ""
-    existing = str((current.spec.cluster_queue if current.spec is not None else None) or "")
+    queue = getattr(current, "spec", None)
+    existing = str((queue.cluster_queue if queue is not None else None) or "")
     return existing if existing and existing != spec.cluster_queue else ""
 
 
 def _missing_references(
-    client: Client, version: KueueVersion, specs: list[KueueObjectSpec]
+    client: Client,
+    version: KueueVersion,
+    specs: list[KueueObjectSpec],
+    found: Mapping[Key, KubeResource | None],
 ) -> list[Problem]:
     given = {_key(s) for s in specs}
     problems: list[Problem] = []
     for spec in specs:
         if isinstance(spec, LocalQueueSpec):
             # Kueue refuses the change (spec.clusterQueue is immutable): say so before writing.
-            existing = _changed_cluster_queue(client, version, spec)
+            existing = _changed_cluster_queue(found.get(_key(spec)), spec)
             if existing:
                 problems.append(
                     Problem(
@@ -200,22 +201,27 @@ def apply_all(
     takes over fields another field manager owns. Returns the objects as stored, in the
     order applied.
     """
-    from flarekit.compat import prepare_write
-
     ordered = _check_specs(list(specs))
-    version = preferred_kueue_version(client)
+    version = client.facts.kueue_version()
     rendered = [
-        (spec, prepare_write(client, spec.render(version), subject=f"{spec.kind} {spec.name!r}"))
+        (
+            spec,
+            flarekit.compat.prepare_write(
+                client, spec.render(version), subject=f"{spec.kind} {spec.name!r}"
+            ),
+        )
         for spec in ordered
     ]
-    problems = _missing_references(client, version, ordered)
-    if problems:
-        raise ConfigError(problems, "Kueue objects")
-    if dry_run:
-        return _dry_run(client, version, rendered, force)
+    # Each object read once: whether it exists (and whether a call is creating it) and, for
+    # a LocalQueue, the ClusterQueue it points at.
     found = {
         _key(spec): _read(client, version, spec.kind, spec.name, _key(spec)[1]) for spec in ordered
     }
+    problems = _missing_references(client, version, ordered, found)
+    if problems:
+        raise ConfigError(problems, "Kueue objects")
+    if dry_run:
+        return _dry_run(client, rendered, found, force)
     existing = {key for key, obj in found.items() if _settled(obj)}
     mark = new_mark(client)
     applied: list[KubeResource] = []
@@ -249,16 +255,15 @@ def apply_all(
 
 def _dry_run(
     client: Client,
-    version: KueueVersion,
     rendered: list[tuple[KueueObjectSpec, KubeResource]],
+    found: Mapping[Key, KubeResource | None],
     force: bool,
 ) -> Plan:
-    """Each object's apply as a server-side dry run, in the order `apply_all` writes them."""
-    from flarekit._plan import Plan, change_of
-
+    """Each object's apply as a server-side dry run, in the order `apply_all` writes them
+    (`found`: each object as read before)."""
     changes = []
     for spec, model in rendered:
-        live = _read(client, version, spec.kind, spec.name, _key(spec)[1])
+        live = found[_key(spec)]
         result = client.apply(model, force=force, dry_run=True)
         changes.append(change_of(model, live, result, client.field_manager))
     return Plan(tuple(changes))

@@ -22,8 +22,9 @@ from flarekit._validation import (
     check_qualified_name,
     check_quantity,
 )
-from flarekit.client._served import KueueVersion
+from flarekit.client import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
+from flarekit_models.meta import v1 as meta_v1
 
 __all__ = ["ClusterQueueSpec", "Quota"]
 
@@ -106,10 +107,8 @@ class ClusterQueueSpec(KueueObjectSpec):
         elif selector and set(selector) <= _SELECTOR_KEYS:
             from pydantic import ValidationError
 
-            from flarekit_models.meta.v1 import LabelSelector
-
             try:
-                LabelSelector.model_validate(selector)
+                meta_v1.LabelSelector.model_validate(selector)
             except ValidationError as exc:
                 report.add_model_errors(
                     "namespace_selector",

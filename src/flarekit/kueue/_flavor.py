@@ -11,19 +11,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import flarekit_models
+from flarekit._core_checks import check_taints, check_tolerations
 from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import (
     ValidationReport,
     check_dns1123_subdomain,
     check_labels,
-    check_taints,
-    check_tolerations,
 )
-from flarekit.client._served import KueueVersion
+from flarekit.client import KueueVersion
 from flarekit.kueue._spec import KueueObjectSpec, drop_none
+from flarekit_models.core import v1 as core_v1
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeModel
     from flarekit_models.core.v1 import Taint, Toleration
 
 __all__ = ["ResourceFlavorSpec"]
@@ -42,9 +42,7 @@ def check_core_models(report: ValidationReport, field: str, items: object, kind:
         return
     from pydantic import ValidationError
 
-    import flarekit_models.core.v1 as core
-
-    model = getattr(core, kind)
+    model = getattr(core_v1, kind)
     for i, item in enumerate(items):
         if isinstance(item, model):
             continue
@@ -60,14 +58,15 @@ def check_core_models(report: ValidationReport, field: str, items: object, kind:
 
 
 def dump_core_models(
-    items: Sequence[KubeModel | Mapping[str, JsonValue]],
+    items: Sequence[flarekit_models.KubeModel | Mapping[str, JsonValue]],
 ) -> list[JsonObject] | None:
     """Kubernetes JSON of a validated list of core models or dicts (None when empty)."""
-    from flarekit_models._base import KubeModel
-
     if not items:
         return None
-    return [item.to_dict() if isinstance(item, KubeModel) else dict(item) for item in items]
+    return [
+        item.to_dict() if isinstance(item, flarekit_models.KubeModel) else dict(item)
+        for item in items
+    ]
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from flarekit._json import JsonObject
 from flarekit._validation import ValidationReport, check_dns1123_label, check_dns1123_subdomain
-from flarekit.client._served import KueueVersion
+from flarekit.client import KueueVersion
 from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, check_queue_name
 from flarekit.kueue._spec import KueueObjectSpec
 

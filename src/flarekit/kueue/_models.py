@@ -2,23 +2,24 @@
 
 Why: Kueue v0.15 introduced ``kueue.x-k8s.io/v1beta2`` (and renamed some fields); older
 releases serve only ``v1beta1``. Everything in :mod:`flarekit.kueue` reads and writes the
-version `flarekit.client._served` found, through the generated models of that version.
+version the client found served, through the generated models of that version.
 """
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, overload
 
+import flarekit.client
 from flarekit._products import PRIORITY_LABEL, QUEUE_LABEL
-from flarekit.client._served import KueueVersion, preferred_kueue_version
+from flarekit_models.kueue import v1beta1 as kueue_v1beta1
+from flarekit_models.kueue import v1beta2 as kueue_v1beta2
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from flarekit.client._client import Client
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client, KueueVersion
+    from flarekit_models import KubeResource
     from flarekit_models.kueue import v1beta1, v1beta2
 
     #: The kinds flarekit reads in either served version: code that uses them is checked
@@ -35,8 +36,10 @@ __all__ = ["PRIORITY_LABEL", "QUEUE_LABEL", "kueue_model", "kueue_module"]
 def kueue_module(version: KueueVersion | Client) -> ModuleType:
     """``flarekit_models.kueue.<version>`` for a version, or for the version a client's
     cluster serves."""
-    chosen = version if isinstance(version, str) else preferred_kueue_version(version)
-    return importlib.import_module(f"flarekit_models.kueue.{chosen}")
+    chosen = (
+        version if isinstance(version, str) else flarekit.client.preferred_kueue_version(version)
+    )
+    return kueue_v1beta2 if chosen == "v1beta2" else kueue_v1beta1
 
 
 @overload

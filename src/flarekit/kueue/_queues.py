@@ -21,12 +21,11 @@ from flarekit._validation import (
     check_dns1123_subdomain,
     check_label_value,
 )
-from flarekit.client._errors import Forbidden, NotFound
-from flarekit.client._served import NotServed
+from flarekit.client import Forbidden, NotFound, NotServed
 from flarekit.kueue._models import PRIORITY_LABEL, QUEUE_LABEL, kueue_model
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
 
 __all__ = [
     "DEFAULT_QUEUE_ANNOTATION",

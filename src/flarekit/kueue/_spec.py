@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from flarekit._json import JsonObject, JsonValue
 from flarekit._validation import ValidationReport
-from flarekit.client._served import KUEUE_GROUP, KUEUE_VERSIONS, KueueVersion
+from flarekit._yaml import to_yaml
+from flarekit.client import KUEUE_GROUP, KUEUE_VERSIONS, KueueVersion
 from flarekit.kueue._models import kueue_model
 
 if TYPE_CHECKING:
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
 
 __all__ = ["KueueObjectSpec", "check_version", "drop_none"]
 
@@ -75,8 +76,6 @@ class KueueObjectSpec:
 
     def to_yaml(self, version: KueueVersion = "v1beta2") -> str:
         """Block YAML of this object, for review or ``kubectl apply -f``."""
-        from flarekit._yaml import to_yaml
-
         return to_yaml(self.render(version))
 
 

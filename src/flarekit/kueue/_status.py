@@ -14,14 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import flarekit_models.kueue
 from flarekit._tables import HtmlStatus, html_table, text_table
-from flarekit.client._errors import Forbidden, NotFound
-from flarekit.client._resource import ALL_NAMESPACES
+from flarekit.client import ALL_NAMESPACES, Forbidden, NotFound
 from flarekit.kueue._models import kueue_model
 from flarekit.kueue._queues import DEFAULT_QUEUE_ANNOTATION, DEFAULT_QUEUE_NAME
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit.kueue._models import ClusterQueue, LocalQueue
     from flarekit_models.meta.v1 import Condition
 
@@ -174,13 +174,11 @@ def _text(value: int | str | None) -> str | None:
 
 
 def _local_usage(local: LocalQueue) -> Sequence[_FlavorAmounts] | None:
-    from flarekit_models.kueue import v1beta1
-
     status = local.status
     if status is None:
         return None
     # v1beta1 calls it flavorUsage, v1beta2 flavorsUsage
-    if isinstance(status, v1beta1.LocalQueueStatus):
+    if isinstance(status, flarekit_models.kueue.v1beta1.LocalQueueStatus):
         return status.flavor_usage
     return status.flavors_usage
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from flarekit._objects import metadata_of
-from flarekit.client._served import NotServed
+from flarekit.client import NotServed
 from flarekit.kueue._models import kueue_model
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit.kueue._models import Workload
-    from flarekit_models._base import KubeResource
+    from flarekit_models import KubeResource
     from flarekit_models.meta.v1 import Condition, OwnerReference
 
 __all__ = ["JOB_UID_LABEL", "AdmissionState", "State", "admission_state", "workload_for"]

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from flarekit.ray._jobs_errors import RayJobValidationError
+from flarekit.ray._jobs_models import SubmitRequest
+from flarekit.ray._jobs_upload import check_local, is_local
 
 if TYPE_CHECKING:
     from pydantic import JsonValue
 
-    from flarekit.ray._jobs_models import SubmitRequest
 
 T = TypeVar("T")
 
@@ -61,8 +62,6 @@ def build_submit_request(
 
     Arguments left as None are omitted, so servers that predate a field still accept the body.
     """
-    from flarekit.ray._jobs_models import SubmitRequest
-
     if not isinstance(entrypoint, str) or not entrypoint.strip():
         raise RayJobValidationError(
             "entrypoint", f"must be a non-empty shell command string, got {_kind(entrypoint)}"
@@ -118,8 +117,6 @@ def _runtime_env(value: object) -> dict[str, JsonValue]:
 
 def _check_uris(value: object, field: str, *, module: bool) -> None:
     """Remote URIs pass as they are; local paths must exist (they are uploaded)."""
-    from flarekit.ray._jobs_upload import check_local, is_local
-
     if value is None:
         return
     if module and not isinstance(value, list):

@@ -14,7 +14,32 @@ PyTorch, the Ray cluster is a local Ray, ``--seed`` picks the training data); wi
 control plane with the real operators, started on 127.0.0.1 (``flarekit_testing.ControlPlane``).
 """
 
-from flarekit.walkthrough._main import KUBECONFIG_ENV, main, parser
-from flarekit.walkthrough._steps import Plan, Walkthrough
+from __future__ import annotations
 
-__all__ = ["KUBECONFIG_ENV", "Plan", "Walkthrough", "main", "parser"]
+from typing import TYPE_CHECKING
+
+from flarekit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from flarekit.walkthrough._main import KUBECONFIG_ENV as KUBECONFIG_ENV
+    from flarekit.walkthrough._main import main as main
+    from flarekit.walkthrough._main import parser as parser
+    from flarekit.walkthrough._runtime import torch_distributed_runtime as torch_distributed_runtime
+    from flarekit.walkthrough._steps import Plan as Plan
+    from flarekit.walkthrough._steps import Walkthrough as Walkthrough
+
+__getattr__, __dir__, __all__ = lazy_module(
+    globals(),
+    {
+        "flarekit.walkthrough._main": (
+            "KUBECONFIG_ENV",
+            "main",
+            "parser",
+        ),
+        "flarekit.walkthrough._runtime": ("torch_distributed_runtime",),
+        "flarekit.walkthrough._steps": (
+            "Plan",
+            "Walkthrough",
+        ),
+    },
+)

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import flarekit
+import flarekit.client
+
 if TYPE_CHECKING:
     from flarekit import Client
-    from flarekit.client._generic import GenericResource
+    from flarekit.client import GenericResource
 
 __all__ = ["Footprint"]
 
@@ -63,8 +66,6 @@ class _Resources(_Discovered):
 
 def _listable(client: Client) -> list[type[GenericResource]]:
     """A model for every resource the server lists, at its group's preferred version."""
-    from flarekit.client._generic import generic_resource
-
     versions = ["v1"]
     groups = _Groups.model_validate_json(client.get_raw("/apis")).groups
     versions += [f"{g.name}/{g.preferred_version.version}" for g in groups]
@@ -76,7 +77,9 @@ def _listable(client: Client) -> list[type[GenericResource]]:
             if "/" in res.name or "list" not in res.verbs or (group, res.name) in _RECORDS:
                 continue
             found.append(
-                generic_resource(api_version, res.kind, res.name, namespaced=res.namespaced)
+                flarekit.client.generic_resource(
+                    api_version, res.kind, res.name, namespaced=res.namespaced
+                )
             )
     return found
 
@@ -91,8 +94,6 @@ class Footprint:
 
     def _take(self) -> dict[str, str]:
         """uid (or, without one, the description) -> ``Kind namespace/name``."""
-        from flarekit import NotFound
-
         seen: dict[str, str] = {}
         for model in _listable(self.client):
             info = model.resource_info()
@@ -101,7 +102,7 @@ class Footprint:
                 with warnings.catch_warnings():  # deprecated kinds are read all the same
                     warnings.simplefilter("ignore")
                     items = list(self.client.list(model, namespace=namespace))
-            except NotFound:  # a resource removed since discovery (a CRD deleted)
+            except flarekit.NotFound:  # a resource removed since discovery (a CRD deleted)
                 continue
             for item in items:
                 meta = item.metadata

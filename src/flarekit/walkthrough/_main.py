@@ -3,7 +3,7 @@
 Without a cluster configured (no ``--kubeconfig`` and no ``FLAREKIT_KUBECONFIG``), it starts
 the practice cluster and runs every step there, the admin setup included. With
 ``--real-stack`` it starts a real control plane with the real operators on 127.0.0.1 instead
-(see :mod:`flarekit.walkthrough._realstack`), admin setup included too. With a cluster, the
+(see :mod:`flarekit.walkthrough.backends`), admin setup included too. With a cluster, the
 same steps run on that cluster, in the user's namespace and queue, and the admin setup runs
 only with ``--setup-queues``. Either way it tears down what it created, also after a failure,
 and exits 0 only when every step worked and (on the clusters it started itself) the check
@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import flarekit
+from flarekit.walkthrough import backends
 from flarekit.walkthrough._footprint import Footprint
 from flarekit.walkthrough._narrate import Narrator
 from flarekit.walkthrough._runtime import RUNTIME_NAME
@@ -99,33 +101,27 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _practice(namespace: str) -> tuple[FakeCluster, Client]:
-    from flarekit import Client, from_kubeconfig
-    from flarekit.walkthrough._practice import start_practice_cluster
-
-    fake = start_practice_cluster()
+def _practice(namespace: str) -> tuple[FakeCluster, flarekit.Client]:
+    fake = backends.start_practice_cluster()
     if fake.get("namespaces", namespace) is None:
         fake.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    return fake, Client(from_kubeconfig(fake.kubeconfig_path), namespace=namespace)
+    return fake, flarekit.Client(
+        flarekit.from_kubeconfig(fake.kubeconfig_path), namespace=namespace
+    )
 
 
 def _settled(fake: FakeCluster) -> list[str]:
     """What is left on the practice cluster once its operators have caught up."""
-    from flarekit.walkthrough._practice import leftovers
-
     deadline = time.monotonic() + _SETTLE_SECONDS
     while True:
-        left = leftovers(fake)
+        left = backends.leftovers(fake)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
 
 
-def _real_stack(say: Narrator, namespace: str) -> tuple[ControlPlane, Client]:
-    from flarekit import Client, from_kubeconfig
-    from flarekit.walkthrough._realstack import OPERATORS, start_real_stack, why_no_real_node
-
-    missing = why_no_real_node()
+def _real_stack(say: Narrator, namespace: str) -> tuple[ControlPlane, flarekit.Client]:
+    missing = backends.why_no_real_node()
     nodes = (
         "and one real node (containerd, the kubelet, kube-proxy, CoreDNS) where the Ray "
         "cluster and the training job run in containers"
@@ -139,13 +135,15 @@ def _real_stack(say: Narrator, namespace: str) -> tuple[ControlPlane, Client]:
         f"and Kubeflow Trainer controllers, {nodes}: a minute or more."
     )
     say.code(f"""
-        plane = ControlPlane(operators={list(OPERATORS)!r}, kubelet={not missing}).start()
+        plane = ControlPlane(operators={list(backends.OPERATORS)!r}, kubelet={not missing}).start()
         client = Client(from_kubeconfig(plane.kubeconfig_path))
         """)
-    plane = start_real_stack()
+    plane = backends.start_real_stack()
     releases = ", ".join(f"{family} {version}" for family, version in plane.operators.items())
     say.done(f"started in {plane.startup_seconds or 0:.0f} s: {releases}")
-    return plane, Client(from_kubeconfig(plane.kubeconfig_path), namespace=namespace)
+    return plane, flarekit.Client(
+        flarekit.from_kubeconfig(plane.kubeconfig_path), namespace=namespace
+    )
 
 
 def _run_steps(tour: Walkthrough) -> None:
@@ -191,8 +189,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     error: BaseException | None = None
     failures: list[str] = []
     try:
-        from flarekit import Client, from_kubeconfig
-
         real_stack = bool(args.real_stack)
         practice = args.kubeconfig is None and not real_stack
         say.title("flarekit walkthrough")
@@ -207,15 +203,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "here as processes: the training job trains with PyTorch on CPU, the Ray "
                 "cluster is a local Ray. The code is the same as on a real cluster."
             )
-            from flarekit.walkthrough._practice import ensure_torch
-
-            say.done(f"PyTorch for the training pods: {ensure_torch()}")
+            torch = backends.ensure_torch()
+            say.done(f"PyTorch for the training pods: {torch}")
             say.code("client = Client()  # on a real cluster: your kubeconfig")
             fake, client = _practice(args.namespace or "default")
         else:
             say.code(f"client = Client(from_kubeconfig({args.kubeconfig!r}))")
-            client = Client(
-                from_kubeconfig(args.kubeconfig, args.context), namespace=args.namespace
+            client = flarekit.Client(
+                flarekit.from_kubeconfig(args.kubeconfig, args.context), namespace=args.namespace
             )
         say.done(f"connected to {client.server}, namespace {client.namespace}")
         plan = Plan(
@@ -249,10 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             fake.stop()
             say.done("practice cluster stopped")
         if plane is not None:
-            from flarekit.walkthrough._realstack import stop_real_stack
-
             try:
-                survivors = stop_real_stack(plane)
+                survivors = backends.stop_real_stack(plane)
             except Exception as exc:
                 survivors = [f"stopping failed: {exc}"]
             failures += [f"real stack: {item}" for item in survivors]

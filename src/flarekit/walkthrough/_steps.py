@@ -14,14 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import flarekit
+import flarekit.client
+import flarekit.kueue
+from flarekit._wait import wait_until
 from flarekit.walkthrough._narrate import Narrator
 from flarekit.walkthrough._runtime import RUNTIME_NAME, torch_distributed_runtime
 from flarekit.walkthrough._train import RAY_ENTRYPOINT, train_line
+from flarekit_models.ray import v1 as ray_v1
+from flarekit_models.trainer import v1alpha1 as trainer_v1alpha1
 
 if TYPE_CHECKING:
     from flarekit import Client, Cluster, RayJob, TrainJob
-    from flarekit.kueue._admin import AdminSpec
-    from flarekit_models._base import KubeResource
+    from flarekit.kueue import AdminSpec
+    from flarekit_models import KubeResource
 
 __all__ = ["Plan", "Walkthrough"]
 
@@ -107,29 +113,24 @@ class Walkthrough:
         self._undo.append((what, undo))
 
     def _exists(self, kind: type[KubeResource], name: str, namespace: str | None = None) -> bool:
-        from flarekit import NotFound
-
         try:
             self.client.get(kind, name, namespace=namespace)
-        except NotFound:
+        except flarekit.NotFound:
             return False
         return True
 
     def _delete_and_wait(
         self, kind: type[KubeResource], name: str, namespace: str | None = None
     ) -> None:
-        from flarekit import NotFound
-        from flarekit._wait import wait_until
-
         try:
             self.client.delete(kind, name, namespace=namespace)
-        except NotFound:
+        except flarekit.NotFound:
             return
 
         def fetch() -> KubeResource | None:
             try:
                 return self.client.get(kind, name, namespace=namespace)
-            except NotFound:
+            except flarekit.NotFound:
                 return None
 
         where = f"{namespace}/{name}" if namespace else name
@@ -157,10 +158,6 @@ class Walkthrough:
     def setup_queues(self) -> None:
         """As a platform admin: a ResourceFlavor, a ClusterQueue with quota, a LocalQueue (and,
         where missing, the training runtime)."""
-        from flarekit import ClusterQueueSpec, LocalQueueSpec, ResourceFlavorSpec, apply_all
-        from flarekit.client._served import preferred_kueue_version
-        from flarekit.kueue._models import kueue_model
-
         plan, say = self.plan, self.say
         say.step("Set up Kueue queues, as a platform admin would")
         if not plan.setup_queues:
@@ -187,21 +184,23 @@ class Walkthrough:
             ])
             """)
         specs: list[AdminSpec] = [
-            ResourceFlavorSpec(plan.flavor, node_labels={}),
-            ClusterQueueSpec(
+            flarekit.ResourceFlavorSpec(plan.flavor, node_labels={}),
+            flarekit.ClusterQueueSpec(
                 plan.cluster_queue, flavors={plan.flavor: {"cpu": 8, "memory": "32Gi"}}
             ),
-            LocalQueueSpec(queue, plan.namespace, plan.cluster_queue),
+            flarekit.LocalQueueSpec(queue, plan.namespace, plan.cluster_queue),
         ]
-        version = preferred_kueue_version(self.client)
+        version = flarekit.client.preferred_kueue_version(self.client)
         new = [
             s
             for s in specs
-            if not self._exists(kueue_model(version, s.kind), s.name, getattr(s, "namespace", None))
+            if not self._exists(
+                flarekit.kueue.kueue_model(version, s.kind), s.name, getattr(s, "namespace", None)
+            )
         ]
-        apply_all(self.client, specs)
+        flarekit.apply_all(self.client, specs)
         for spec in new:
-            kind = kueue_model(version, spec.kind)
+            kind = flarekit.kueue.kueue_model(version, spec.kind)
             namespace = getattr(spec, "namespace", None)
             undo = functools.partial(self._delete_and_wait, kind, spec.name, namespace)
             self._remember(f"{spec.kind} {spec.name}", undo)
@@ -213,38 +212,31 @@ class Walkthrough:
         self._show_queues()
 
     def _setup_runtime(self) -> None:
-        from flarekit_models.trainer.v1alpha1 import ClusterTrainingRuntime
-
         plan, say = self.plan, self.say
-        if self._exists(ClusterTrainingRuntime, plan.runtime):
+        if self._exists(trainer_v1alpha1.ClusterTrainingRuntime, plan.runtime):
             say.done(f"ClusterTrainingRuntime {plan.runtime} is installed already")
             return
         say.say(
             f"Training jobs start from a runtime; this cluster has no {plan.runtime!r} "
             "ClusterTrainingRuntime yet, so the admin adds one (PyTorch, torchrun on every node)."
         )
-        runtime = ClusterTrainingRuntime.model_validate(
+        runtime = trainer_v1alpha1.ClusterTrainingRuntime.model_validate(
             torch_distributed_runtime(plan.runtime, labels=CREATED_BY)
         )
         self.client.create(runtime)
         self._remember(
             f"ClusterTrainingRuntime {plan.runtime}",
-            lambda: self._delete_and_wait(ClusterTrainingRuntime, plan.runtime),
+            lambda: self._delete_and_wait(trainer_v1alpha1.ClusterTrainingRuntime, plan.runtime),
         )
         say.done(f"ClusterTrainingRuntime {plan.runtime}")
 
     def _show_queues(self) -> None:
-        from flarekit import list_queues
-
         self.say.say("The queues you can submit to:")
         self.say.code(f"print(list_queues(client, {self.plan.namespace!r}))")
-        self.say.show(list_queues(self.client, self.plan.namespace))
+        self.say.show(flarekit.list_queues(self.client, self.plan.namespace))
 
     def create_cluster(self) -> None:
         """Describe a small Ray cluster and create it in the queue."""
-        from flarekit import Cluster, ClusterConfiguration
-        from flarekit_models.ray.v1 import RayCluster
-
         plan, say = self.plan, self.say
         say.step("Create a Ray cluster")
         say.say(
@@ -259,9 +251,9 @@ class Walkthrough:
             cluster = Cluster(config).apply()
             """)
         self._refuse_existing(
-            RayCluster, plan.cluster_name, plan.namespace, "pass another --prefix"
+            ray_v1.RayCluster, plan.cluster_name, plan.namespace, "pass another --prefix"
         )
-        config = ClusterConfiguration(
+        config = flarekit.ClusterConfiguration(
             name=plan.cluster_name,
             namespace=plan.namespace,
             image=plan.ray_image,
@@ -277,7 +269,7 @@ class Walkthrough:
             labels=dict(CREATED_BY),
             local_queue=plan.queue,
         )
-        self.cluster = cluster = Cluster(config, self.client)
+        self.cluster = cluster = flarekit.Cluster(config, self.client)
         self._remember(f"Ray cluster {plan.cluster_name}", self._down_cluster)
         cluster.apply()
         queued = (
@@ -318,9 +310,6 @@ class Walkthrough:
 
     def run_ray_job(self) -> None:
         """A Ray job on the cluster: KubeRay submits its entrypoint to the cluster's Ray."""
-        from flarekit import RayJob
-        from flarekit_models.ray.v1 import RayJob as RayJobModel
-
         plan, say = self.plan, self.say
         say.step("Run a Ray job on the cluster")
         say.say(
@@ -336,9 +325,9 @@ class Walkthrough:
             """)
         say.show(f"ENTRYPOINT = {RAY_ENTRYPOINT!r}")
         self._refuse_existing(
-            RayJobModel, plan.ray_job_name, plan.namespace, "pass another --prefix"
+            ray_v1.RayJob, plan.ray_job_name, plan.namespace, "pass another --prefix"
         )
-        job = RayJob(
+        job = flarekit.RayJob(
             plan.ray_job_name,
             RAY_ENTRYPOINT,
             namespace=plan.namespace,
@@ -346,7 +335,7 @@ class Walkthrough:
             labels=dict(CREATED_BY),
             client=self.client,
         )
-        self._remember(f"RayJob {plan.ray_job_name}", lambda: self._delete_job(job, RayJobModel))
+        self._remember(f"RayJob {plan.ray_job_name}", lambda: self._delete_job(job, ray_v1.RayJob))
         job.submit()
         status = job.wait(timeout=plan.job_timeout, poll=plan.poll)
         say.show(status)
@@ -358,9 +347,6 @@ class Walkthrough:
         say.show(logs or "(empty)")
 
     def submit_job(self) -> None:
-        from flarekit import TrainJob
-        from flarekit_models.trainer.v1alpha1 import TrainJob as TrainJobModel
-
         plan, say = self.plan, self.say
         say.step("Submit a training job to the queue")
         say.say(
@@ -376,8 +362,10 @@ class Walkthrough:
                 resources_per_node={{'cpu': {plan.worker_cpu!r}, 'memory': '2Gi'}}{queue}{image})
             job.submit()
             """)
-        self._refuse_existing(TrainJobModel, plan.job_name, plan.namespace, "pass another --prefix")
-        job = TrainJob(
+        self._refuse_existing(
+            trainer_v1alpha1.TrainJob, plan.job_name, plan.namespace, "pass another --prefix"
+        )
+        job = flarekit.TrainJob(
             plan.job_name,
             namespace=plan.namespace,
             runtime=plan.runtime,
@@ -394,7 +382,7 @@ class Walkthrough:
         self.job = job
         self._remember(
             f"TrainJob {plan.job_name}",
-            lambda: self._delete_job(job, TrainJobModel),
+            lambda: self._delete_job(job, trainer_v1alpha1.TrainJob),
         )
         job.submit()
         say.done(f"TrainJob {plan.namespace}/{plan.job_name} submitted: {job.status().state.value}")

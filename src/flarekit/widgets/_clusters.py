@@ -17,7 +17,7 @@ from flarekit.cluster import Cluster, get_cluster, list_all_clusters
 from flarekit.widgets._common import Confirmed, ListingPanel, ipywidgets, report_errors
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit.cluster import ClusterStatus
 
 __all__ = ["ClusterButtons", "ClusterTable", "view_clusters"]

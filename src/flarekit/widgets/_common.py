@@ -13,8 +13,10 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import flarekit.client
+
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
 
 __all__ = [
     "STATE_COLOURS",
@@ -152,11 +154,9 @@ class ListingPanel:
     def refresh(self) -> None:
         raise NotImplementedError
 
-    def _connection(self) -> Client:
+    def _connection(self) -> flarekit.client.Client:
         if self._client is None:
-            from flarekit.client._client import Client
-
-            self._client = Client()
+            self._client = flarekit.client.Client()
         return self._client
 
     @property
@@ -166,9 +166,7 @@ class ListingPanel:
 
     @property
     def every_namespace(self) -> bool:
-        from flarekit.client._resource import ALL_NAMESPACES
-
-        return self.namespace == ALL_NAMESPACES
+        return self.namespace == flarekit.client.ALL_NAMESPACES
 
     def _show(
         self,

@@ -10,12 +10,11 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from flarekit.job import RayJob, TrainJob
-from flarekit.job._listing import ListedJob, find_jobs
+from flarekit.job import ListedJob, RayJob, TrainJob, find_jobs
 from flarekit.widgets._common import Confirmed, ListingPanel, ipywidgets, report_errors
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
 
 __all__ = ["JobTable", "view_jobs"]
 

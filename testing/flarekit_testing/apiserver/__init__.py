@@ -16,7 +16,7 @@ from flarekit_testing.apiserver._admission import (
     denied,
 )
 from flarekit_testing.apiserver._auth import Rule, rule
-from flarekit_testing.apiserver._controllers import Controller
+from flarekit_testing.apiserver._controllers import Controller, ControllerFailure, claim_failures
 from flarekit_testing.apiserver._errors import ApiError
 from flarekit_testing.apiserver._faults import FaultRule, RecordedRequest
 from flarekit_testing.apiserver._resources import CRDError, ResourceType, Version
@@ -31,6 +31,7 @@ __all__ = [
     "ApiError",
     "CRDError",
     "Controller",
+    "ControllerFailure",
     "Event",
     "FakeCluster",
     "FaultRule",
@@ -38,6 +39,7 @@ __all__ = [
     "ResourceType",
     "Rule",
     "Version",
+    "claim_failures",
     "decode_error",
     "denied",
     "make_ca",

@@ -24,21 +24,22 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from flarekit_testing.apiserver._store import Event
 
-if TYPE_CHECKING:
-    from flarekit_testing.apiserver._server import FakeCluster
+#: The cluster a controller acts on (FakeCluster: the loop only hands it over).
+C = TypeVar("C")
+C_contra = TypeVar("C_contra", contravariant=True)
 
 
 @runtime_checkable
-class Controller(Protocol):
+class Controller(Protocol[C_contra]):
     """Reacts to committed changes and to the passage of time."""
 
-    def on_event(self, cluster: FakeCluster, event: Event) -> None: ...
+    def on_event(self, cluster: C_contra, event: Event) -> None: ...
 
-    def on_tick(self, cluster: FakeCluster) -> None: ...
+    def on_tick(self, cluster: C_contra) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,13 @@ def claim_failures() -> list[ControllerFailure]:
     return new
 
 
-class ControllerLoop:
+class ControllerLoop(Generic[C]):
     """Feeds committed events and ticks to registered controllers on one thread."""
 
-    def __init__(self, cluster: FakeCluster, tick_interval: float) -> None:
+    def __init__(self, cluster: C, tick_interval: float) -> None:
         self._cluster = cluster
         self._tick_interval = tick_interval
-        self._controllers: list[Controller] = []
+        self._controllers: list[Controller[C]] = []
         self._events: queue.Queue[Event | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -90,7 +91,7 @@ class ControllerLoop:
         self._busy = False
         self._idle = threading.Condition()
 
-    def add(self, controller: Controller) -> None:
+    def add(self, controller: Controller[C]) -> None:
         with self._lock:
             self._controllers.append(controller)
             if self._thread is None:
@@ -152,7 +153,7 @@ class ControllerLoop:
                 self._work(lambda c: c.on_tick(self._cluster))
                 next_tick = time.monotonic() + self._tick_interval
 
-    def _work(self, call: Callable[[Controller], None]) -> None:
+    def _work(self, call: Callable[[Controller[C]], None]) -> None:
         with self._idle:
             self._busy = True
         try:
@@ -162,7 +163,7 @@ class ControllerLoop:
                 self._busy = False
                 self._idle.notify_all()
 
-    def _each(self, call: Callable[[Controller], None]) -> None:
+    def _each(self, call: Callable[[Controller[C]], None]) -> None:
         for controller in list(self._controllers):
             try:
                 call(controller)
@@ -178,12 +179,12 @@ class ControllerLoop:
                 )
 
 
-def _describe(cluster: FakeCluster) -> str:
+def _describe(cluster: object) -> str:
     try:
-        return f"the FakeCluster at {cluster.url}"
-    except RuntimeError:  # not serving
+        return f"the FakeCluster at {getattr(cluster, 'url')}"  # noqa: B009 (any cluster)
+    except (RuntimeError, AttributeError):  # not serving
         return "a FakeCluster"
 
 
-def _deliver(controller: Controller, cluster: FakeCluster, event: Event) -> None:
+def _deliver(controller: Controller[C], cluster: C, event: Event) -> None:
     controller.on_event(cluster, event)

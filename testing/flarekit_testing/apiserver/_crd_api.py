@@ -108,6 +108,22 @@ def group_entry() -> JSON:
     return {"name": GROUP, "versions": [version], "preferredVersion": version}
 
 
+def aggregated_group() -> JSON:
+    """The apiextensions group as aggregated discovery lists it."""
+    kind = {"group": "", "version": "", "kind": KIND}
+    resource = {
+        "resource": PLURAL,
+        "responseKind": kind,
+        "scope": "Cluster",
+        "singularResource": "customresourcedefinition",
+        "verbs": ["get", "list"],
+        "shortNames": ["crd", "crds"],
+        "categories": ["api-extensions"],
+    }
+    version = {"version": VERSION, "resources": [resource], "freshness": "Current"}
+    return {"metadata": {"name": GROUP}, "versions": [version]}
+
+
 def discovery(path: str) -> JSON | None:
     """``/apis/apiextensions.k8s.io`` and ``/apis/apiextensions.k8s.io/v1``; None otherwise."""
     if path == f"/apis/{GROUP}":

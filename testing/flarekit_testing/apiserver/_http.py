@@ -168,7 +168,13 @@ class _Handler(BaseHTTPRequestHandler):
                 if _tables.wants_table(self.headers.get("Accept") or ""):
                     response.body = _crd_api.as_table(response.body, query)
             elif route is None:
-                response = _nonresource.serve(backend.registry, backend.address, self.command, path)
+                response = _nonresource.serve(
+                    backend.registry,
+                    backend.address,
+                    self.command,
+                    path,
+                    self.headers.get("Accept") or "",
+                )
             else:
                 assert user is not None
                 answered = self._resource(route, user, incoming)
@@ -196,7 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(too_deep.code, too_deep.status(), [], too_deep.headers)
             return
         self._record(incoming, response.code, user)
-        self._send(response.code, response.body, response.warnings)
+        headers = {"Vary": response.vary} if response.vary else None
+        self._send(response.code, response.body, response.warnings, headers, response.content_type)
 
     def _resource(self, route: Route, user: str, incoming: RecordedRequest) -> Response | None:
         """Authorize and answer a resource request; None when it was streamed already."""
@@ -287,11 +294,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send(
-        self, code: int, body: JSON, warnings: list[str], headers: dict[str, str] | None = None
+        self,
+        code: int,
+        body: JSON,
+        warnings: list[str],
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-cache, private")
         for warning in warnings:

@@ -67,7 +67,11 @@ def document(registry: Registry, address: str, crds_served: bool, path: str) -> 
     return doc
 
 
-def serve(registry: Registry, address: str, method: str, path: str) -> Response:
+def serve(registry: Registry, address: str, method: str, path: str, accept: str = "") -> Response:
     if method != "GET":
         raise _errors.method_not_allowed()
+    if path in ("/api", "/apis") and _discovery.wants_aggregated(accept):
+        extra = [] if path == "/api" else [_crd_api.aggregated_group()]
+        body = _discovery.aggregated(registry, core=path == "/api", extra=extra)
+        return Response(200, body, content_type=_discovery.AGGREGATED, vary="Accept")
     return Response(200, document(registry, address, True, path))

@@ -15,10 +15,9 @@ from typing import Any
 from flarekit_testing.apiserver import _errors
 from flarekit_testing.apiserver._json import JsonRefused, copy_json, loads
 from flarekit_testing.apiserver._protobuf import ProtobufError, decode_protobuf, is_protobuf
-from flarekit_testing.apiserver._resources import ResourceType, Version
+from flarekit_testing.apiserver._resources import ResourceType, Version, strategy_of
 from flarekit_testing.apiserver._selectors import parse_field_selector, parse_label_selector
 from flarekit_testing.apiserver._store import Key, Store
-from flarekit_testing.apiserver._strategy import strategy_of
 
 JSON = dict[str, Any]
 
@@ -72,6 +71,9 @@ class Response:
     code: int
     body: JSON
     warnings: list[str] = field(default_factory=list)
+    content_type: str = "application/json"
+    #: The request header the answer depends on (``Vary``), if any.
+    vary: str | None = None
 
 
 @dataclass(frozen=True)

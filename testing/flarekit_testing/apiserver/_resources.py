@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from flarekit_testing.apiserver._strategy import Strategy
+from flarekit_testing.apiserver._strategy import CUSTOM, Strategy
 
 JSON = dict[str, Any]
 
@@ -251,3 +250,8 @@ class Registry:
             if rt.group:
                 out.setdefault(rt.group, set()).update(v.name for v in rt.served_versions)
         return {g: sorted(vs, key=version_priority) for g, vs in sorted(out.items()) if vs}
+
+
+def strategy_of(rt: ResourceType) -> Strategy:
+    """The kind's strategy: its own for built-in kinds, the custom resources' otherwise."""
+    return rt.strategy if rt.strategy is not None else CUSTOM

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import flarekit_models
 from flarekit_testing.apiserver import _crd_api, _deletes, _reads, _writes
 from flarekit_testing.apiserver import pods as _pods
 from flarekit_testing.apiserver._auth import Policy, Rule, rule
@@ -64,15 +65,8 @@ def release_crds(releases: Mapping[str, str] | None) -> list[JSON]:
     Read once per set of releases and shared by every FakeCluster that serves them: nothing
     changes a served CRD, and compiled schemas are cached per schema object, so later
     FakeClusters start without reading or compiling them again."""
-    try:
-        from flarekit_models._crds import crds_for, default_releases
-    except ImportError as exc:
-        raise RuntimeError(
-            "FakeCluster needs the generated models package (flarekit_models._crds) to serve "
-            "upstream releases; build it with `make generate`, or pass crds=[...] explicitly"
-        ) from exc
-    chosen = dict(default_releases() if releases is None else releases)
-    return list(_release_crds(tuple(sorted(chosen.items())), crds_for))
+    chosen = dict(flarekit_models.default_releases() if releases is None else releases)
+    return list(_release_crds(tuple(sorted(chosen.items())), flarekit_models.crds_for))
 
 
 @functools.lru_cache(maxsize=16)
@@ -102,7 +96,7 @@ class FakeCluster:
         bookmark_interval: float = 60.0,
         tick_interval: float = 1.0,
         namespaces: Iterable[str] = INITIAL_NAMESPACES,
-        controllers: Iterable[Controller] = (),
+        controllers: Iterable[Controller[FakeCluster]] = (),
         node_labels: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         if crds is not None and releases is not None:
@@ -129,7 +123,7 @@ class FakeCluster:
             self.logs,
             crds=_crd_api.present_crds(served),
         )
-        self._controllers = ControllerLoop(self, tick_interval)
+        self._controllers: ControllerLoop[FakeCluster] = ControllerLoop(self, tick_interval)
         self.store.on_commit.append(self._controllers.offer)
         self._namespace_defaults = NamespaceDefaults(self.store)
         self.store.on_commit.append(self._namespace_defaults.on_commit)
@@ -554,7 +548,7 @@ class FakeCluster:
 
     # -- controllers ----------------------------------------------------------------------------
 
-    def add_controller(self, controller: Controller) -> None:
+    def add_controller(self, controller: Controller[FakeCluster]) -> None:
         """Run a simulated controller on the controller thread (see `Controller`); the
         admission webhooks it brings (`webhooks`, see `AdmissionWebhook`) see every write
         from then on."""

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from flarekit_testing.apiserver._errors import ApiError
 from flarekit_testing.apiserver._json import copy_json
 
 JSON = dict[str, Any]
@@ -47,8 +48,6 @@ _ETCD_OVERHEAD = 64
 def _check_size(key: Key, obj: JSON) -> None:
     """Refuse an object etcd would not store, as kube-apiserver words it (a 500 Status with
     the storage's message and no reason)."""
-    from flarekit_testing.apiserver._errors import ApiError
-
     etcd_key = "/registry/" + "/".join(part for part in key if part)
     size = len(json.dumps(obj, separators=(",", ":"))) + len(etcd_key) + _ETCD_OVERHEAD
     if size > ETCD_MAX_SEND_BYTES:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from flarekit_testing.apiserver._errors import Cause
 from flarekit_testing.apiserver._names import (
@@ -21,9 +21,6 @@ from flarekit_testing.apiserver._names import (
     dns1123_subdomain_errors,
     path_segment_errors,
 )
-
-if TYPE_CHECKING:
-    from flarekit_testing.apiserver._resources import ResourceType
 
 JSON = dict[str, Any]
 
@@ -124,7 +121,3 @@ class Strategy:
 
 
 CUSTOM = Strategy()
-
-
-def strategy_of(rt: ResourceType) -> Strategy:
-    return rt.strategy if rt.strategy is not None else CUSTOM

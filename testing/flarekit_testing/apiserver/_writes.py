@@ -31,10 +31,10 @@ from flarekit_testing.apiserver._request import (
     to_storage,
     write_options,
 )
+from flarekit_testing.apiserver._resources import strategy_of
 from flarekit_testing.apiserver._store import Store
 from flarekit_testing.apiserver._strategic import apply_strategic
-from flarekit_testing.apiserver._strategy import strategy_of
-from flarekit_testing.apiserver._structural import compiled
+from flarekit_testing.apiserver._structural import admit, compiled
 
 JSON = dict[str, Any]
 
@@ -60,7 +60,6 @@ class Admission:
         schema = self.req.version.schema
         if schema is None:
             return obj, []
-        from flarekit_testing.apiserver._structural import admit  # the schema engine
 
         result = admit(obj, schema, strategy_of(self.req.rt).name_errors)
         unknown = list(result.unknown_fields) if sent else []

@@ -11,7 +11,6 @@ what tests (`add_pod`, `start_pod`, `finish_pod`) and simulated controllers writ
 from __future__ import annotations
 
 import hashlib
-import secrets
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -20,6 +19,11 @@ from flarekit_testing.apiserver._errors import Cause
 from flarekit_testing.apiserver._json import copy_json
 from flarekit_testing.apiserver._meta import timestamp
 from flarekit_testing.apiserver._names import dns1123_label_errors, go_quote
+from flarekit_testing.apiserver._nodes import NODES as NODES
+from flarekit_testing.apiserver._nodes import node_labels as node_labels
+from flarekit_testing.apiserver._nodes import node_selector_matches as node_selector_matches
+from flarekit_testing.apiserver._nodes import unschedulable_message as unschedulable_message
+from flarekit_testing.apiserver._pod_admission import admit
 from flarekit_testing.apiserver._resources import ResourceType, Version
 from flarekit_testing.apiserver._schema_shapes import (
     INTEGER,
@@ -309,82 +313,6 @@ def manifest(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
 
 
-#: The simulated nodes pods are bound to (the names of flarekit's ControlPlane's nodes).
-NODES = ("node-0", "node-1")
-
-
-def node_labels(node: str) -> dict[str, str]:
-    """The well-known labels a kubelet sets on its node, for a node on this machine."""
-    import platform
-
-    machine = platform.machine().lower()
-    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
-    return {
-        "kubernetes.io/hostname": node,
-        "kubernetes.io/os": platform.system().lower(),
-        "kubernetes.io/arch": arch,
-    }
-
-
-def _requirement_matches(requirement: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    key, op = str(requirement.get("key")), str(requirement.get("operator"))
-    values = [str(v) for v in requirement.get("values") or []]
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and values:
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def node_selector_matches(
-    pod_spec: Mapping[str, Any], labels: Mapping[str, str], keys: Iterable[str] | None = None
-) -> bool:
-    """Whether a node with `labels` satisfies a pod's ``nodeSelector`` and required node
-    affinity, as kube-scheduler's NodeAffinity filter decides; with `keys`, only the terms on
-    those label keys count (how Kueue matches a ResourceFlavor's ``nodeLabels``)."""
-    allowed = None if keys is None else set(keys)
-    for key, value in (pod_spec.get("nodeSelector") or {}).items():
-        if (allowed is None or key in allowed) and labels.get(key) != value:
-            return False
-    affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
-    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    given = required.get("nodeSelectorTerms") or []
-    terms = []
-    for term in given:
-        expressions = [
-            e
-            for e in term.get("matchExpressions") or []
-            if allowed is None or e.get("key") in allowed
-        ]
-        if not expressions and allowed is not None:
-            return True  # a term left empty matches every flavor: the terms are ORed
-        if expressions:  # an empty term matches no node
-            terms.append(expressions)
-    if not given:
-        return True
-    return any(all(_requirement_matches(e, labels) for e in t) for t in terms)
-
-
-def unschedulable_message(nodes: int) -> str:
-    """kube-scheduler's message when none of `nodes` nodes satisfies a pod's node selector or
-    required node affinity."""
-    return (
-        f"0/{nodes} nodes are available: {nodes} node(s) didn't match Pod's node "
-        f"affinity/selector. preemption: 0/{nodes} nodes are available: {nodes} Preemption "
-        "is not helpful for scheduling."
-    )
-
-
 def _address(pod: Mapping[str, Any], prefix: str) -> str:
     raw = hashlib.sha256(f"{pod['metadata'].get('uid', '')}/{prefix}".encode()).digest()
     return f"{prefix}.{raw[0]}.{1 + raw[1] % 254}"
@@ -465,82 +393,6 @@ def finished_status(pod: Mapping[str, Any], final: str, exit_code: int | None = 
             for name, image in images.items()
         ],
     }
-
-
-# -- what admission plugins add to a new pod ----------------------------------------------
-
-TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
-_UNTOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-
-
-def _token_volume(name: str) -> JSON:
-    return {
-        "name": name,
-        "projected": {
-            "sources": [
-                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                {
-                    "configMap": {
-                        "name": "kube-root-ca.crt",
-                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
-                    }
-                },
-                {
-                    "downwardAPI": {
-                        "items": [
-                            {
-                                "path": "namespace",
-                                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
-                            }
-                        ]
-                    }
-                },
-            ],
-            "defaultMode": 420,
-        },
-    }
-
-
-def admit(pod: JSON) -> None:
-    """What kube-apiserver's default admission plugins add to a new pod: the service account
-    (ServiceAccount: `default`, its token as a projected volume mounted in every container),
-    tolerations of not-ready and unreachable nodes for 300 s (DefaultTolerationSeconds), the
-    default priority and preemption policy (Priority)."""
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        return
-    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-    spec["serviceAccountName"] = spec["serviceAccount"] = account
-    containers = [
-        c
-        for key in ("initContainers", "containers")
-        for c in spec.get(key) or []
-        if isinstance(c, dict)
-    ]
-    if spec.get("automountServiceAccountToken") is not False:
-        suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
-        volume = f"kube-api-access-{suffix}"
-        spec["volumes"] = [*(spec.get("volumes") or []), _token_volume(volume)]
-        for c in containers:
-            mounts = c.get("volumeMounts") or []
-            if not any(m.get("mountPath") == TOKEN_PATH for m in mounts if isinstance(m, dict)):
-                c["volumeMounts"] = [
-                    *mounts,
-                    {"name": volume, "readOnly": True, "mountPath": TOKEN_PATH},
-                ]
-    tolerations = list(spec.get("tolerations") or [])
-    for key in _UNTOLERATED:
-        if not any(isinstance(t, dict) and t.get("key") in (key, None) for t in tolerations):
-            tolerations.append(
-                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-            )
-    spec["tolerations"] = tolerations
-    if not spec.get("priorityClassName"):
-        spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-
-
-_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
 
 
 # -- the pod strategy ---------------------------------------------------------------------

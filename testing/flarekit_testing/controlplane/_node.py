@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import yaml
 
+import flarekit.cluster
 from flarekit_testing.controlplane import _node_config as config
 from flarekit_testing.controlplane._cgroups import NodeCgroup
 from flarekit_testing.controlplane._nodenet import NodeNetwork, launcher_argv
@@ -516,9 +517,7 @@ def image_names(trainer_install: Path | None) -> list[str]:
     """What the node's Python image is also called: the image flarekit renders by default
     for a Ray cluster (`rayproject/ray:<default Ray>`), and the PyTorch images of the Trainer
     runtimes in `trainer_install` (its rendered upstream manifests), when Trainer runs."""
-    from flarekit.cluster import ClusterConfiguration
-
-    names = [ClusterConfiguration("node-image").effective_image]
+    names = [flarekit.cluster.ClusterConfiguration("node-image").effective_image]
     if trainer_install is not None:
         for document in yaml.safe_load_all(trainer_install.read_text()):
             if not isinstance(document, dict) or not document.get("kind", "").endswith(

@@ -14,23 +14,53 @@ import contextlib
 import socket
 import ssl
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from flarekit_testing.apiserver import ApiError
 from flarekit_testing.controlplane import _operators as operators
 from flarekit_testing.controlplane._ports import free_port
-from flarekit_testing.controlplane._process import ComponentFailed
+from flarekit_testing.controlplane._process import Component, ComponentFailed
 from flarekit_testing.controlplane._raydash import RayDashboards
+from flarekit_testing.controlplane._rest import Rest
 from flarekit_testing.controlplane._sandbox import Relay, Spec, launcher_argv, unshare_command
-
-if TYPE_CHECKING:
-    from flarekit_testing.controlplane._plane import ControlPlane
 
 JSON = dict[str, Any]
 _CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+class ControlPlane(Protocol):
+    """What starting operators needs of the plane (`ControlPlane` offers it)."""
+
+    @property
+    def rest(self) -> Rest: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def ca_path(self) -> Path: ...
+    @property
+    def directory(self) -> Path: ...
+    @property
+    def pod_run_time(self) -> float: ...
+    @property
+    def start_timeout(self) -> float: ...
+    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> JSON: ...
+    def get(self, resource: str, name: str, namespace: str | None = None) -> JSON | None: ...
+    def service_account_token(self, namespace: str, account: str) -> str: ...
+    def start_component(
+        self, name: str, argv: list[str], env: Mapping[str, str] | None = None
+    ) -> Component: ...
+    def component_log(self, name: str, lines: int = 50) -> str: ...
+    def _wait(
+        self,
+        ready: Callable[[], bool],
+        what: str,
+        *,
+        component: Component | None = None,
+        timeout: float | None = None,
+    ) -> None: ...
 
 
 @dataclass

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import flarekit_testing.local
 from flarekit_testing.apiserver import ApiError
 from flarekit_testing.apiserver import pods as _pods
 from flarekit_testing.operators import _outcome as outcome
@@ -61,14 +62,14 @@ def simulated_here_notes(reason: str, asked: bool) -> list[str]:
     return [mark(f"this pod is simulated, nothing runs in it: {reason}"), mark(end)]
 
 
-def kubelet_for(local: bool | LocalKubelet | None) -> LocalKubelet | None:
+def kubelet_for(
+    local: bool | flarekit_testing.local.LocalKubelet | None,
+) -> flarekit_testing.local.LocalKubelet | None:
     """The kubelet of a controller: a shared one, a new one (`True`), or none."""
     if local is None or local is False:
         return None
     if local is True:
-        from flarekit_testing.local import LocalKubelet
-
-        return LocalKubelet()
+        return flarekit_testing.local.LocalKubelet()
     return local
 
 

@@ -15,7 +15,7 @@ from facade_support import TICK
 
 from flarekit import Client, Forbidden
 from flarekit.cluster import Cluster, ClusterConfiguration, DashboardNotExposed
-from flarekit.cluster._dashboard import find_dashboard_uri
+from flarekit.cluster._endpoints import find_dashboard_uri
 from flarekit_models._crds import crds_for
 from flarekit_testing import FakeCluster, RayClusterController
 from kube_support import client_for
@@ -236,7 +236,7 @@ def test_other_errors_are_flarekit_errors(fc: FakeCluster, client: Client, ns: s
 
 
 def test_proxy_address_quotes_the_names() -> None:
-    from flarekit.cluster._dashboard_proxy import proxy_address
+    from flarekit.cluster._endpoints import proxy_address
 
     assert (
         proxy_address("https://10.0.0.1:6443/", "team a", "demo-head-svc", 8265)

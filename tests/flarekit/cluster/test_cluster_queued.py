@@ -150,14 +150,14 @@ class LabelStrippingClient(Client):
 
     fc: FakeCluster
 
-    def apply(self, obj: Any, **kwargs: Any) -> Any:
-        stored = super().apply(obj, **kwargs)
+    def apply_tracked(self, obj: Any, **kwargs: Any) -> Any:
+        stored, created = super().apply_tracked(obj, **kwargs)
         meta = stored.metadata
         plural = "appwrappers" if type(stored).__name__ == "AppWrapper" else "rayclusters"
         self.fc.patch(
             plural, meta.name, {"metadata": {"labels": {QUEUE_LABEL: None}}}, meta.namespace
         )
-        return self.get(type(stored), meta.name, namespace=meta.namespace)
+        return self.get(type(stored), meta.name, namespace=meta.namespace), created
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import kubernetes
 import pytest
 from negotiate_support import client_of, writes
 
-from flarekit.client._served import NotServed
+from flarekit.client import NotServed
 from flarekit.cluster import Cluster, ClusterConfiguration
 from flarekit.compat import CONVERSIONS, FieldUnavailable, prepare_write, write_version
 from flarekit.job import DistributedJob

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from negotiate_support import client_of
 
-from flarekit.client._served import forget_served
 from flarekit.compat import FamilyRelease, negotiate
 from flarekit_models._crds import crds_for
 from flarekit_testing import FakeCluster
@@ -98,7 +97,7 @@ def test_answer_is_cached_per_client_and_forgotten_on_request(served: Any) -> No
     negotiate(client)
     negotiate(client, ["kueue"])
     assert len(fc.requests) == before
-    forget_served(client)
+    client.forget()
     negotiate(client, ["kueue"])
     assert fc.request_count("GET", CRDS) > 0 and len(fc.requests) > before
 

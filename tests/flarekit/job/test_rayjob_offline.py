@@ -134,7 +134,7 @@ def test_parameters_read_back_from_the_object() -> None:
         submitter_backoff_limit=1,
         labels={"team": "a"},
     )
-    params = read_params(job.to_dict())
+    params = read_params(job.to_model())
     again = RayJob(**params)
     assert again.to_dict() == job.to_dict()
     assert again.cluster_config is not None

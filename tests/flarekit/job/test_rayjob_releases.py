@@ -12,7 +12,7 @@ from rayjob_support import RAYJOBS, stored
 
 from flarekit import Client
 from flarekit._wait import WaitTimeout
-from flarekit.client._served import NotServed
+from flarekit.client import NotServed
 from flarekit.cluster import ClusterConfiguration, ConfigError, WorkerGroup
 from flarekit.job import JobState, RayJob
 from flarekit_testing import FakeCluster

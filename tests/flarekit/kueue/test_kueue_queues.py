@@ -9,9 +9,8 @@ from kueue_support import seed_local_queue
 
 from flarekit import Client, ServerError
 from flarekit._validation import ConfigError
-from flarekit.client._served import (
+from flarekit.client import (
     NotServed,
-    forget_served,
     preferred_kueue_version,
     preferred_version,
     served_versions,
@@ -49,16 +48,20 @@ def test_preferred_kueue_version_follows_the_release(fc: FakeCluster, client: Cl
 
 def test_discovery_is_asked_once_per_client(fc: FakeCluster, client: Client) -> None:
     fc.clear_requests()
+
+    def discovery() -> int:  # one aggregated discovery request answers every group
+        return fc.request_count("GET", where=lambda r: r.path == "/apis")
+
     for _ in range(3):
         preferred_kueue_version(client)
         served_versions(client, "kueue.x-k8s.io")
-    assert fc.request_count("GET", "/apis/kueue.x-k8s.io") == 1
-    forget_served(client)
+    assert discovery() == 1 and len(fc.requests) == 1
+    client.forget()
     preferred_kueue_version(client)
-    assert fc.request_count("GET", "/apis/kueue.x-k8s.io") == 2
+    assert discovery() == 2
     with client_for(fc) as other:  # a new client asks for itself
         preferred_kueue_version(other)
-    assert fc.request_count("GET", "/apis/kueue.x-k8s.io") == 3
+    assert discovery() == 3
 
 
 def test_group_not_served_names_the_software(no_kueue: FakeCluster) -> None:
@@ -180,7 +183,7 @@ def test_named_queue_needs_only_get(fc: FakeCluster, client: Client, ns: str) ->
 
 def test_discovery_failure_is_an_api_error(fc: FakeCluster) -> None:
     with client_for(fc) as client:
-        fc.inject("/apis/kueue.x-k8s.io", status=500, times=1)
+        fc.inject(lambda r: r.path == "/apis", status=500, times=1)  # aggregated discovery
         try:
             with pytest.raises(ServerError) as info:
                 served_versions(client, "kueue.x-k8s.io")

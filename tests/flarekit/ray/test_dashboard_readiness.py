@@ -17,7 +17,15 @@ from flarekit import (
     WaitTimeout,
     from_kubeconfig,
 )
+from flarekit.cluster import _endpoints
 from flarekit_testing import FakeCluster, RayClusterController
+
+
+def _exposed_at(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """The dashboard as a Route would expose it at `url`: the one lookup that every step of a
+    dashboard check shares answers `url`."""
+    monkeypatch.setattr(_endpoints, "find_dashboard_uri", lambda *args, **kwargs: url)
+
 
 FAST = {"poll": 0.01, "max_poll": 0.05, "progress": False}
 VERSION = Reply(body={"version": "4", "ray_version": "2.9.0"})
@@ -48,17 +56,11 @@ def test_a_dashboard_that_is_not_exposed_is_not_ready_and_not_waited_for(cluster
     assert cluster.wait_ready(timeout=30, **FAST).ready
 
 
-def _expose(monkeypatch: pytest.MonkeyPatch, cluster: Cluster, url: str) -> None:
-    """The dashboard as if a Route exposed it at `url` (every lookup the cluster makes)."""
-    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: url)
-    monkeypatch.setattr(cluster, "_dashboard_route", lambda: (url, None))
-
-
 def test_wait_ready_returns_once_the_dashboard_answers(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dashboard.route("GET", "/api/version", Reply(status=503), Reply(status=503), VERSION)
-    _expose(monkeypatch, cluster, dashboard.url)
+    _exposed_at(monkeypatch, dashboard.url)
     status = cluster.wait_ready(timeout=30, **FAST)
     assert status.ready
     assert dashboard.count("GET", "/api/version") == 3  # two 503s, then the answer
@@ -69,7 +71,7 @@ def test_wait_ready_without_the_dashboard_check(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dashboard.route("GET", "/api/version", Reply(status=503))
-    _expose(monkeypatch, cluster, dashboard.url)
+    _exposed_at(monkeypatch, dashboard.url)
     assert cluster.wait_ready(timeout=30, dashboard_check=False, **FAST).ready
     assert dashboard.count() == 0
 
@@ -78,7 +80,7 @@ def test_a_dashboard_that_never_answers_times_out_naming_it(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dashboard.route("GET", "/api/version", Reply(status=503))
-    _expose(monkeypatch, cluster, dashboard.url)
+    _exposed_at(monkeypatch, dashboard.url)
     with pytest.raises(WaitTimeout) as timed_out:
         cluster.wait_ready(timeout=1, **FAST)
     assert f"the Ray dashboard of default/{cluster.name} at {dashboard.url}" in str(timed_out.value)
@@ -91,7 +93,7 @@ def test_an_unreachable_dashboard_is_not_ready(
 ) -> None:
     with FakeDashboard() as gone:
         url = gone.url
-    _expose(monkeypatch, cluster, url)
+    _exposed_at(monkeypatch, url)
     assert cluster.is_dashboard_ready(timeout=1) is False
 
 
@@ -99,6 +101,6 @@ def test_a_host_that_never_resolves_is_not_waited_for(
     cluster: Cluster, dashboard: FakeDashboard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The practice cluster's Ingresses name hosts under .invalid (RFC 6761): no lookup, no wait.
-    monkeypatch.setattr(cluster, "cluster_dashboard_uri", lambda: "http://demo.practice.invalid")
+    _exposed_at(monkeypatch, "http://demo.practice.invalid")
     assert cluster.wait_ready(timeout=30, **FAST).ready
     assert cluster.is_dashboard_ready() is False

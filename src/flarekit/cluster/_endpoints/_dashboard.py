@@ -14,13 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import flarekit.client
 from flarekit._objects import name_of
-from flarekit.client._errors import Forbidden, NotFound
+from flarekit.client import Forbidden, NotFound
+from flarekit.cluster._endpoints import _routes as routes
+from flarekit_models.networking import v1 as networking_v1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit.client._generic import GenericResource
-    from flarekit_models._base import KubeResource
+    from flarekit.client import Client, GenericResource
+    from flarekit_models import KubeResource
     from flarekit_models.networking.v1 import (
         Ingress,
         IngressBackend,
@@ -49,12 +51,11 @@ class ExposedKind:
 
     def model(self) -> type[KubeResource]:
         if self.kind == "Ingress":
-            from flarekit_models.networking.v1 import Ingress
+            return networking_v1.Ingress
 
-            return Ingress
-        from flarekit.client._generic import generic_resource
-
-        return generic_resource(f"{self.group}/{self.version}", self.kind, self.plural)
+        return flarekit.client.generic_resource(
+            f"{self.group}/{self.version}", self.kind, self.plural
+        )
 
 
 EXPOSING_KINDS = (
@@ -97,8 +98,6 @@ def _path(value: str | None) -> str:
 
 
 def _route_uri(obj: GenericResource, service: str, port: int, names: tuple[str, ...]) -> str | None:
-    from flarekit.cluster import _routes as routes
-
     spec = routes.part(routes.RouteSpec, obj, "spec")
     if spec is None:
         return None
@@ -160,8 +159,6 @@ def _httproute_uri(
     obj: GenericResource, service: str, port: int, names: tuple[str, ...]
 ) -> str | None:
     """The URL without its scheme (`//host/path`); the scheme comes from the Gateway."""
-    from flarekit.cluster import _routes as routes
-
     spec = routes.part(routes.HTTPRouteSpec, obj, "spec")
     hosts = [h for h in (spec.hostnames or []) if h and "*" not in h] if spec else []
     if spec is None or not hosts:
@@ -185,8 +182,6 @@ def _gateway_scheme(client: Client, route: GenericResource, namespace: str) -> s
 
     A Gateway we cannot read counts as plain HTTP.
     """
-    from flarekit.cluster import _routes as routes
-
     spec = routes.part(routes.HTTPRouteSpec, route, "spec")
     for parent in (spec.parent_refs or []) if spec is not None else []:
         if parent.kind != "Gateway":
@@ -216,7 +211,7 @@ def _list_objects(client: Client, kind: ExposedKind, namespace: str) -> list[Kub
 
 def _get_object(
     client: Client, kind: ExposedKind, namespace: str, name: str
-) -> GenericResource | None:
+) -> flarekit.client.GenericResource | None:
     """One object of a kind without a model; None when it is missing, not served or may not
     be read."""
     if not name:
@@ -225,9 +220,8 @@ def _get_object(
         found = client.get(kind.model(), name, namespace=namespace)
     except (NotFound, Forbidden):
         return None
-    from flarekit.client._generic import GenericResource
 
-    return found if isinstance(found, GenericResource) else None
+    return found if isinstance(found, flarekit.client.GenericResource) else None
 
 
 def find_dashboard_uri(
@@ -244,9 +238,6 @@ def find_dashboard_uri(
     Kinds the cluster does not serve, or the user may not list (403), are named in the
     message rather than ending the search.
     """
-    from flarekit.client._generic import GenericResource
-    from flarekit_models.networking.v1 import Ingress
-
     notes: list[str] = []
     for kind in EXPOSING_KINDS:
         try:
@@ -258,9 +249,9 @@ def find_dashboard_uri(
             notes.append(f"the cluster does not serve {kind.kind} ({kind.group}/{kind.version})")
             continue
         for obj in objects:
-            if isinstance(obj, Ingress):
+            if isinstance(obj, networking_v1.Ingress):
                 uri = _ingress_uri(obj, service, port, port_names)
-            elif isinstance(obj, GenericResource):
+            elif isinstance(obj, flarekit.client.GenericResource):
                 uri = _READERS[kind.kind](obj, service, port, port_names)
                 if uri and uri.startswith("//"):
                     uri = _gateway_scheme(client, obj, namespace) + ":" + uri

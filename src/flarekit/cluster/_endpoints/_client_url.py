@@ -16,10 +16,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from flarekit.client._errors import NotFound
+import flarekit.client
+from flarekit.client import NotFound
+from flarekit.cluster._endpoints._dashboard import DashboardNotExposed, find_dashboard_uri
+from flarekit.cluster._endpoints._routes import part
+from flarekit.cluster._status import head_service_name
+from flarekit_models.core import v1 as core_v1
+from flarekit_models.ray import v1 as ray_v1
 
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
+    from flarekit.client import Client
     from flarekit_models.core.v1 import ServicePort
 
 __all__ = [
@@ -69,8 +75,6 @@ def _client_port(
 
 def _exposed_host(client: Client, namespace: str, service: str, port: int) -> str | None:
     """The host of a Route, Ingress or HTTPRoute that sends traffic to the client port."""
-    from flarekit.cluster._dashboard import DashboardNotExposed, find_dashboard_uri
-
     try:
         uri = find_dashboard_uri(
             client, namespace, service, port=port, port_names=(CLIENT_PORT_NAME,)
@@ -101,14 +105,8 @@ def client_address(client: Client, namespace: str, cluster: str) -> ClientAddres
     Raises `NotFound` when the RayCluster does not exist and :class:`RayClientUnavailable`
     when its head Service does not exist (yet) or has no client port.
     """
-    from flarekit.client._generic import generic_resource
-    from flarekit.cluster._routes import part
-    from flarekit.cluster._status import head_service_name
-    from flarekit_models.core.v1 import ServiceSpec
-    from flarekit_models.ray.v1 import RayCluster
-
     try:
-        raycluster = client.get(RayCluster, cluster, namespace=namespace)
+        raycluster = client.get(ray_v1.RayCluster, cluster, namespace=namespace)
     except NotFound as exc:
         exc.add_note(
             f"Ray cluster {namespace}/{cluster} does not exist: apply() it first (a wrapped "
@@ -116,7 +114,7 @@ def client_address(client: Client, namespace: str, cluster: str) -> ClientAddres
         )
         raise
     service = head_service_name(raycluster, cluster)
-    kind = generic_resource("v1", "Service", "services")
+    kind = flarekit.client.generic_resource("v1", "Service", "services")
     try:
         found = client.get(kind, service, namespace=namespace)
     except NotFound:
@@ -127,7 +125,7 @@ def client_address(client: Client, namespace: str, cluster: str) -> ClientAddres
             f"its head Service {service!r} does not exist (yet): KubeRay creates it when it "
             "starts the cluster's head (wait_ready() waits for that)",
         ) from None
-    spec = part(ServiceSpec, found, "spec")
+    spec = part(core_v1.ServiceSpec, found, "spec")
     port = _client_port(list(spec.ports or []) if spec else [], namespace, cluster, service)
     host = _exposed_host(client, namespace, service, port.port)
     return ClientAddress(namespace, service, port, host or None)

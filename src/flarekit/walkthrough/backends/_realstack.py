@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from flarekit_testing import ControlPlane
+from flarekit_testing import AssetsNotFound, ControlPlane, OperatorNotBuilt
+from flarekit_testing.controlplane import NodeNotReady, find_node_assets
 
 __all__ = ["OPERATORS", "start_real_stack", "stop_real_stack", "why_no_real_node"]
 
@@ -31,16 +30,10 @@ OPERATORS = ("kueue", "kuberay", "jobset", "trainer")
 def start_real_stack() -> ControlPlane:
     """A started ControlPlane with :data:`OPERATORS` at their newest built releases.
 
-    Raises `RuntimeError` saying what to do when the ``testing`` extra, the control plane's
-    programs or an operator's build is missing.
+    Raises `RuntimeError` saying what to do when the control plane's programs or an
+    operator's build is missing (and, through `flarekit.walkthrough.backends`, when the
+    ``testing`` extra is).
     """
-    try:
-        from flarekit_testing import AssetsNotFound, ControlPlane, OperatorNotBuilt
-    except ImportError as exc:
-        raise RuntimeError(
-            f"the real stack needs the flarekit-testing distribution ({exc.name or exc} is "
-            "missing): pip install 'flarekit[testing]' (from a clone: pip install ./testing)"
-        ) from None
     try:
         kubelet = not why_no_real_node()
         plane = ControlPlane(operators=OPERATORS, start_timeout=600.0, kubelet=kubelet)
@@ -53,8 +46,6 @@ def start_real_stack() -> ControlPlane:
 
 def why_no_real_node() -> str:
     """What a real node lacks here (root, Debian's containerd, `make real-node`), or ""."""
-    from flarekit_testing.controlplane import NodeNotReady, find_node_assets
-
     try:
         find_node_assets()
     except NodeNotReady as exc:

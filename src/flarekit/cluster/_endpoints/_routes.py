@@ -14,8 +14,8 @@ from typing import TypeVar
 
 from pydantic import Field, ValidationError
 
-from flarekit.client._generic import GenericResource
-from flarekit_models._base import KubeModel
+from flarekit.client import GenericResource
+from flarekit_models import KubeModel
 
 __all__ = ["GatewaySpec", "HTTPRouteSpec", "RouteSpec", "RouteStatus", "RouteTarget", "part"]
 

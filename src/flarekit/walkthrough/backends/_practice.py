@@ -11,12 +11,12 @@ own entrypoint, a GPU) stays simulated, and says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import flarekit_testing.local
+from flarekit.client import GenericResource
+from flarekit_models.meta.v1 import ObjectMeta
+from flarekit_testing import FakeCluster, practice_node_labels, simulated_operators
 
-if TYPE_CHECKING:
-    from flarekit_testing import FakeCluster
-
-__all__ = ["leftovers", "start_practice_cluster"]
+__all__ = ["ensure_torch", "leftovers", "start_practice_cluster"]
 
 #: What every fresh cluster has, and so is not a leftover.
 _BUILTIN = frozenset({"namespaces"})
@@ -25,27 +25,13 @@ _BUILTIN = frozenset({"namespaces"})
 _CLUSTER_MADE = frozenset({("serviceaccounts", "default"), ("configmaps", "kube-root-ca.crt")})
 
 
-def _testing() -> object:
-    try:
-        import flarekit_testing
-    except ImportError as exc:
-        raise RuntimeError(
-            f"the practice cluster needs the flarekit-testing distribution ({exc.name or exc} "
-            "is missing): pip install 'flarekit[testing]' (from a clone: pip install ./testing), "
-            "or point the walkthrough at a real cluster with --kubeconfig"
-        ) from None
-    return flarekit_testing
-
-
 def start_practice_cluster(local: bool = True) -> FakeCluster:
     """A running FakeCluster with every simulated operator on sub-second timings, its pods
     run on this machine (`local`).
 
-    Raises `RuntimeError` with the install command when the ``testing`` extra is missing.
+    Raises `RuntimeError` with the install command when the ``testing`` extra is missing
+    (see `flarekit.walkthrough.backends`).
     """
-    _testing()
-    from flarekit_testing import FakeCluster, practice_node_labels, simulated_operators
-
     cluster = FakeCluster(
         tick_interval=0.05,
         controllers=simulated_operators(local=local),
@@ -57,17 +43,11 @@ def start_practice_cluster(local: bool = True) -> FakeCluster:
 def ensure_torch(quiet: bool = False) -> str:
     """PyTorch for the practice cluster's training pods: the cached virtualenv, installed
     first when missing (the installer's progress on stderr); returns its folder."""
-    _testing()
-    from flarekit_testing.local import ensure_torch as ensure
-
-    return str(ensure(quiet=quiet))
+    return str(flarekit_testing.local.ensure_torch(quiet=quiet))
 
 
 def leftovers(cluster: FakeCluster) -> list[str]:
     """Every object still stored, as ``kind namespace/name`` (namespaces do not count)."""
-    from flarekit.client._generic import GenericResource
-    from flarekit_models.meta.v1 import ObjectMeta
-
     found: list[str] = []
     for rt in cluster.registry:
         if (rt.plural in _BUILTIN and not rt.group) or rt.kind == "Event":

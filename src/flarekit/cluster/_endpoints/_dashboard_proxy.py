@@ -16,9 +16,10 @@ import ssl
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
+import flarekit.ray
+
 if TYPE_CHECKING:
-    from flarekit.client._client import Client
-    from flarekit.ray import RayJobClient
+    from flarekit.client import Client
 
 __all__ = ["proxy_address", "through_api_server"]
 
@@ -66,13 +67,11 @@ def through_api_server(
     *,
     timeout: float = 30.0,
     retries: int = 3,
-) -> RayJobClient:
+) -> flarekit.ray.RayJobClient:
     """A `RayJobClient` of the dashboard behind `service:port`, through the API server."""
-    from flarekit.ray import RayJobClient
-
     configuration = client.api_client.configuration
     authorization = _authorization(client)
-    return RayJobClient(
+    return flarekit.ray.RayJobClient(
         proxy_address(client.server, namespace, service, port),
         headers={"Authorization": authorization} if authorization else None,
         verify=_tls(configuration),
