@@ -243,7 +243,21 @@ def _extend(path: str, field_path: str) -> str:
 def _program(text: str) -> Any:
     """A compiled rule (cel-python's parser is slow; each rule is compiled once)."""
     environment = _environment()
-    return environment.program(environment.compile(text))
+    return environment.program(environment.compile(_strict_has(text)))
+
+
+#: ``has(a.b.c)``: a selection whose receiver (``a.b``) is itself a selection.
+_NESTED_HAS = re.compile(r"\bhas\((\w+(?:\.\w+)+)\.(\w+)\)")
+
+
+def _strict_has(text: str) -> str:
+    """The rule with ``has(a.b.c)`` evaluated as the API server's CEL does: an error when
+    ``a.b`` itself is absent ("no such key"), which fails the rule. cel-python answers false
+    there instead, so a rule such as ``!has(t.metadata.namespace)`` would pass an object
+    the server refuses. ``(type(a.b) == type(a.b) ? false : false)`` is that error where
+    ``a.b`` is absent and false otherwise (without comparing ``a.b`` itself, which may be
+    deep), and ``false || error`` is the error in CEL."""
+    return _NESTED_HAS.sub(r"(has(\1.\2) || (type(\1) == type(\1) ? false : false))", text)
 
 
 @cache

@@ -106,6 +106,32 @@ def test_a_rule_that_cannot_be_evaluated_fails() -> None:
     assert rule_failures({"spec": {"used": 1, "limit": 2}}, schema) == []
 
 
+def test_has_of_a_field_under_an_absent_field_fails_as_on_the_api_server() -> None:
+    # kube-apiserver's CEL: has(t.metadata.namespace) with no t.metadata is "no such key:
+    # metadata", an error that fails the rule (JobSet's and Trainer's volumeClaimPolicies
+    # rule); cel-python alone answers false there and would pass the object.
+    rule = "self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)"
+    template = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"templates": {"type": "array", "items": template}},
+                "x-kubernetes-validations": [{"rule": rule, "message": "no namespace"}],
+            }
+        },
+    }
+
+    def failed(templates: list[Any]) -> list[str]:
+        return [f.path for f in rule_failures({"spec": {"templates": templates}}, schema)]
+
+    assert failed([{"spec": {}}]) == ["spec"]
+    assert failed([{"metadata": {"namespace": "x"}}]) == ["spec"]
+    assert failed([{"metadata": {}}]) == []
+    assert failed([{"metadata": {"namespace": ""}}]) == []
+
+
 def test_every_shared_sample_passes_the_rules_of_its_crd() -> None:
     checked = 0
     failed: list[str] = []
