@@ -277,7 +277,7 @@ def judge(family: str, obj: JSON, mutations: list[str], report: Report, server: 
     with_rules = MODELS_EVALUATE_CEL and accepted
     if with_rules:
         models = _with_rules(models, body, schema)
-    fakecluster, admitted = fakecluster_side(body, schema)
+    fakecluster, admitted = fakecluster_side(body, schema, reference.scale.get("specReplicasPath"))
     sides = {
         "model": models,
         "reference": reference_side(verdict),
@@ -327,16 +327,19 @@ def _with_rules(side: Side, body: JSON, schema: JSON) -> Side:
     return Side(False, set(), failed) if failed else side
 
 
-def fakecluster_side(body: JSON, schema: JSON) -> tuple[Side, JSON | None]:
+def fakecluster_side(
+    body: JSON, schema: JSON, spec_replicas_path: str | None = None
+) -> tuple[Side, JSON | None]:
     """FakeCluster's verdict on a body: decoded as its HTTP layer decodes JSON text, then
-    `admit` (prune, default, validate); and the object it would store, if any."""
+    `admit` (prune, default, validate; the scale subresource's replicas an integer); and the
+    object it would store, if any."""
     from server import cause_place
 
     try:
         decoded = loads(json.dumps(body).encode())
     except JsonRefused:
         return Side(False, undecodable=True), None
-    admitted = admit(decoded, schema)
+    admitted = admit(decoded, schema, spec_replicas_path=spec_replicas_path)
     places = {cause_place(c.field, c.message) for c in admitted.causes}
     return Side(admitted.ok, places), admitted.obj if admitted.ok else None
 

@@ -65,12 +65,14 @@ def admit(
     obj: Mapping[str, Any],
     schema: Mapping[str, Any],
     names: Callable[[str], list[str]] = dns1123_subdomain_errors,
+    spec_replicas_path: str | None = None,
 ) -> AdmissionResult:
     """Prune, default and validate ``obj`` against a CRD version's ``openAPIV3Schema``.
 
     ``obj`` is never modified; ``AdmissionResult.obj`` is the object as the API server would
     persist it (if ``causes`` is empty) and ``unknown_fields`` lists what pruning dropped,
     sorted, e.g. ``["spec.foo"]`` for the ``unknown field "spec.foo"`` warning.
+    ``spec_replicas_path``: the kind's scale subresource's, whose value must be an integer.
     """
     root = compiled(schema)
     result = copy_json(dict(obj))
@@ -91,4 +93,23 @@ def admit(
     causes.extend(validator.causes)
     causes.extend(validator.embedded_causes)
     causes.extend(validator.list_causes)
+    causes.extend(scale_replicas_causes(spec_replicas_path, result))
     return AdmissionResult(result, causes, sorted(pruner.unknown))
+
+
+def scale_replicas_causes(path: str | None, obj: Mapping[str, Any]) -> list[Cause]:
+    """A kind with a scale subresource: kube-apiserver reads its spec replicas as an int64
+    (unstructured's NestedInt64), so a float there, even an integral one such as 7.0, which
+    the schema's ``type: integer`` takes, is refused, in its words."""
+    if path is None:
+        return []
+    node: Any = obj
+    for part in path.lstrip(".").split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return []
+        node = node[part]
+    if not isinstance(node, float):
+        return []
+    shown = int(node) if node.is_integer() else node
+    message = f"{path} accessor error: {shown} is of the type float64, expected int64"
+    return [Cause("FieldValueInvalid", f"Invalid value: 0: {message}", path)]

@@ -61,7 +61,9 @@ class Admission:
         if schema is None:
             return obj, []
 
-        result = admit(obj, schema, strategy_of(self.req.rt).name_errors)
+        scale = self.req.version.scale
+        replicas_path = scale.spec_replicas_path if scale is not None else None
+        result = admit(obj, schema, strategy_of(self.req.rt).name_errors, replicas_path)
         unknown = list(result.unknown_fields) if sent else []
         if unknown and self.opts.field_validation == "Strict":
             detail = "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
