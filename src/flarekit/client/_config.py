@@ -24,15 +24,12 @@ import threading
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flarekit.client._errors import KubeconfigError
-from flarekit.client._exec import ExecPlugin
+from flarekit.client._exec import ExecAuth, ExecPlugin
 from flarekit.client._kubeconfig import ContextEntry, check_kubeconfig
 from flarekit.client._warnings import InsecureConnectionWarning
-
-if TYPE_CHECKING:
-    from flarekit.client._exec import ExecAuth
 
 __all__ = [
     "Credentials",
