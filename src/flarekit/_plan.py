@@ -16,7 +16,6 @@ would show it for those fields.
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -223,6 +222,8 @@ class ObjectChange:
         """The owned fields before and after as a unified diff (empty when none changes)."""
         if not self.changed_fields and self.action != "create":
             return ""
+        import difflib  # here: only a diff needs it, and importing flarekit imports this module
+
         before, after = _yaml(self.before), _yaml(self.after)
         body = "".join(
             difflib.unified_diff(
