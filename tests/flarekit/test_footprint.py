@@ -16,7 +16,9 @@ from importlib import metadata
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-MAX_DISTRIBUTIONS = 20
+#: 20 until the CRDs' CEL rules were checked before writes: cel-python brings lark, pendulum,
+#: google-re2 and jmespath (25 now; codeflare-sdk's install: 100).
+MAX_DISTRIBUTIONS = 25
 
 
 def test_importing_flarekit_and_its_facade_never_imports_ray() -> None:
@@ -65,7 +67,7 @@ def _closure(name: str) -> dict[str, str]:
     return why
 
 
-def test_pip_install_pulls_in_at_most_20_distributions_and_no_ray() -> None:
+def test_pip_install_pulls_in_at_most_25_distributions_and_no_ray() -> None:
     found = _closure("flarekit")
     listing = "\n".join(f"  {name:24} <- {reason}" for name, reason in sorted(found.items()))
     assert len(found) <= MAX_DISTRIBUTIONS, f"{len(found)} distributions:\n{listing}"

@@ -66,7 +66,13 @@ def test_the_flarekit_wheel_holds_flarekit_and_the_models_but_not_the_generator(
     assert not [p for p in files if p.startswith("flarekit_testing/")]
     shim = {p for p in files if p.startswith("flarekit/testing/")}
     assert shim == {"flarekit/testing/__init__.py", "flarekit/testing/pytest_plugin.py"}, shim
-    assert _runtime_names(dists.flarekit_wheel) == {"pydantic", "kubernetes", "pyyaml"}
+    assert _runtime_names(dists.flarekit_wheel) == {
+        "pydantic",
+        "kubernetes",
+        "pyyaml",
+        "cel-python",
+        "websocket-client",
+    }
 
 
 def test_the_testing_wheel_holds_the_backends_and_requires_this_flarekit(dists: Dists) -> None:
