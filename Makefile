@@ -91,8 +91,9 @@ shells:
 
 ## torch-venv: PyTorch (pinned in testing/flarekit_testing/local/_torch.py) for the practice
 ## cluster's local pods and the DDP jobs of the Ray head test, in a virtualenv in the user's
-## cache shared by every checkout with the same pins (what `flarekit dev setup` makes)
-torch-venv: setup
+## cache shared by every checkout with the same pins (what `flarekit dev setup` makes); after
+## generate, since its installer lives in flarekit-testing, which reads the generated models
+torch-venv: generate
 	$(PY) tests/flarekit/ray/torch_venv.py
 
 ## real-node: what the control plane's real node (ControlPlane(kubelet=True)) needs: Debian's
