@@ -120,7 +120,10 @@ def default_ray_version() -> str:
 def torch_venv() -> tuple[Path, tuple[str, ...]]:
     """The pinned torch virtualenv (created when missing) and its pins."""
     script = REPO / "tests" / "flarekit" / "ray" / "torch_venv.py"
-    out = subprocess.run([sys.executable, str(script)], check=True, capture_output=True, text=True)
+    # Its installer is flarekit-testing's, installed in the repository's virtualenv.
+    venv_python = REPO / ".venv" / "bin" / "python"
+    python = str(venv_python) if venv_python.exists() else sys.executable
+    out = subprocess.run([python, str(script)], check=True, capture_output=True, text=True)
     folder = Path(out.stdout.strip().splitlines()[-1])
     pins = (
         tuple((folder / ".complete").read_text().split()) if (folder / ".complete").exists() else ()
